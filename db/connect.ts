@@ -1,0 +1,69 @@
+import { PGlite } from '@electric-sql/pglite'
+import { pg_trgm as pgTrgm } from '@electric-sql/pglite/contrib/pg_trgm'
+import { Kysely, Migrator, PostgresDialect } from 'kysely'
+import { PGliteDialect } from 'kysely-pglite-dialect'
+import pg from 'pg'
+import { migrations } from './migrations/index.js'
+import type { Database } from './types.js'
+
+export interface ConnectOptions {
+  /** `postgres://…`; when absent the embedded PGlite database is used. */
+  databaseUrl?: string | undefined
+  /** PGlite data directory, or `memory://`. Default: in memory. */
+  dataDir?: string | undefined
+  /** Largest number of pooled connections to a real server. */
+  poolSize?: number | undefined
+}
+
+export type Db = Kysely<Database>
+
+// The one place driver differences are normalized: `pg` hands out int8 and numeric as strings,
+// PGlite as numbers or strings. Ids fit in 2^53 and prices have two decimals, so both become
+// JS numbers everywhere; timestamps are Dates from both drivers already.
+const INT8 = 20
+const NUMERIC = 1700
+const toNumber = (value: string): number => Number(value)
+
+function realServer (databaseUrl: string, poolSize: number): Db {
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: poolSize,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8 || oid === NUMERIC ? toNumber : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser
+    }
+  })
+  // An idle client that loses its server emits 'error'; without a listener that crashes the process.
+  pool.on('error', () => {})
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+}
+
+function embedded (dataDir: string | undefined): Db {
+  const pglite = new PGlite(dataDir ?? 'memory://', {
+    extensions: { pg_trgm: pgTrgm },
+    parsers: { [INT8]: toNumber, [NUMERIC]: toNumber }
+  })
+  return new Kysely<Database>({ dialect: new PGliteDialect(pglite) })
+}
+
+/** Opens the database and brings its schema up to date. Safe to call from several processes at once. */
+export async function connect (options: ConnectOptions = {}): Promise<Db> {
+  const db = options.databaseUrl !== undefined
+    ? realServer(options.databaseUrl, options.poolSize ?? 20)
+    : embedded(options.dataDir)
+  try {
+    await migrate(db)
+  } catch (error) {
+    await db.destroy().catch(() => {})
+    throw error
+  }
+  return db
+}
+
+export async function migrate (db: Db): Promise<void> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })
+  const { error } = await migrator.migrateToLatest()
+  if (error !== undefined) throw error
+}

@@ -1,0 +1,74 @@
+import { sql } from 'kysely'
+import type { Db } from './connect.js'
+import { paginate, parseFields, selectColumns, type ListContext, type ListPage, type ListParams, type ListSpec } from './pagination.js'
+import { matches } from './search.js'
+import type { UserRow } from './types.js'
+
+export type User = Pick<UserRow, 'id' | 'name' | 'email' | 'created_at'>
+/** A user narrowed by `fields=`: the id always, the rest as asked. */
+export type UserSelection = Partial<User> & Pick<User, 'id'>
+
+export const userList: ListSpec<'users'> = {
+  table: 'users',
+  columns: ['id', 'name', 'email', 'created_at'],
+  sortable: { id: {}, name: {}, created_at: {} }
+}
+
+export interface UserFilters {
+  email?: string | undefined
+  name?: string | undefined
+  q?: string | undefined
+}
+
+export async function listUsers (db: Db, params: ListParams & UserFilters, context: Omit<ListContext, 'filters'>): Promise<ListPage> {
+  const filters = { email: params.email?.toLowerCase(), name: params.name, q: params.q }
+  let query = db.selectFrom('users')
+  if (filters.email !== undefined) query = query.where(sql`lower(email)`, '=', filters.email)
+  if (filters.name !== undefined) query = query.where('name', '=', filters.name)
+  if (filters.q !== undefined) query = query.where(matches(sql`(name || ' ' || email)`, filters.q))
+  return paginate(query, userList, params, { ...context, filters })
+}
+
+export async function findUser (db: Db, id: number, fields?: string): Promise<UserSelection | undefined> {
+  const query = selectColumns(db.selectFrom('users').where('id', '=', id), userList, parseFields(userList, fields))
+  return await query.executeTakeFirst() as UserSelection | undefined
+}
+
+export interface NewUserInput {
+  name: string
+  email: string
+  passwordHash?: string | null | undefined
+}
+
+const representation = ['id', 'name', 'email', 'created_at'] as const
+
+/** Creates the user and its empty profile in one transaction. */
+export async function createUser (db: Db, input: NewUserInput): Promise<User> {
+  return db.transaction().execute(async (trx) => {
+    const user = await trx.insertInto('users')
+      .values({ name: input.name, email: input.email, password_hash: input.passwordHash ?? null })
+      .returning(representation)
+      .executeTakeFirstOrThrow()
+    await trx.insertInto('profiles').values({ user_id: user.id }).execute()
+    return user
+  })
+}
+
+export interface UserChanges {
+  name?: string | undefined
+  email?: string | undefined
+}
+
+/** Applies the changes given (PATCH) or all of them (PUT); undefined when there is no such user. */
+export async function updateUser (db: Db, id: number, changes: UserChanges): Promise<User | undefined> {
+  const values = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined))
+  if (Object.keys(values).length === 0) {
+    return db.selectFrom('users').select(representation).where('id', '=', id).executeTakeFirst()
+  }
+  return db.updateTable('users').set(values).where('id', '=', id).returning(representation).executeTakeFirst()
+}
+
+export async function deleteUser (db: Db, id: number): Promise<boolean> {
+  const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst()
+  return result.numDeletedRows > 0n
+}

@@ -1,0 +1,6 @@
+import neostandard from 'neostandard'
+
+export default neostandard({
+  ts: true,
+  ignores: ['dist/**', 'node_modules/**', '.data/**', 'coverage/**', '.tap/**']
+})

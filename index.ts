@@ -1,0 +1,8 @@
+export { default as tandem, type TandemPluginOptions } from './plugins/tandem.js'
+export { default as database, type DatabaseOptions } from './plugins/database.js'
+export { usersRoutes } from './routes/index.js'
+export { resolveConfig, configFromEnv, ConfigError, type ResolvedConfig } from './plugins/config.js'
+export type { TandemOptions, TandemConfig } from './schema/options.js'
+export { TandemError, errorCodes, type ErrorCode } from './schema/errors.js'
+export { connect, type Db } from './db/connect.js'
+export type { Database } from './db/types.js'

@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import { TandemOptionsSchema, type TandemConfig, type TandemOptions } from '../schema/options.js'
+import { createAjv } from './ajv.js'
+
+export interface ResolvedConfig extends TandemConfig {
+  jwtSecret: string
+  /** True when no secret was given and a random one was made for this process. */
+  jwtSecretGenerated: boolean
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+const validate = createAjv(true).compile(TandemOptionsSchema)
+const optionKeys = Object.keys(TandemOptionsSchema.properties) as Array<keyof TandemConfig>
+
+/** `rateLimitMax` → `RATE_LIMIT_MAX`. */
+export const envName = (key: string): string => key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase()
+
+/**
+ * Validates options once and fills in the defaults. `describe` names a key in messages, so the
+ * server entry point can say `RATE_LIMIT_MAX` where a plugin user would read `rateLimitMax`.
+ */
+export function validateOptions (options: TandemOptions | Record<string, unknown> = {}, describe: (key: string) => string = (k) => k): TandemConfig {
+  const input: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(options)) {
+    if (value !== undefined && value !== '') input[key] = value
+  }
+  if (!validate(input)) {
+    const error = validate.errors?.[0]
+    const key = error?.instancePath.slice(1) || String(error?.params?.additionalProperty ?? error?.params?.missingProperty ?? '')
+    const got = key in input ? ` (got ${JSON.stringify(options[key as keyof typeof options])})` : ''
+    throw new ConfigError(`invalid configuration: ${describe(key)} ${error?.message ?? 'is invalid'}${got}`)
+  }
+  const config = input as unknown as TandemConfig
+  if (config.nodeEnv === 'production' && config.jwtSecret === undefined) {
+    throw new ConfigError(`invalid configuration: ${describe('jwtSecret')} is required when ${describe('nodeEnv')} is production`)
+  }
+  if ((config.adminEmail === undefined) !== (config.adminPassword === undefined)) {
+    throw new ConfigError(`invalid configuration: ${describe('adminEmail')} and ${describe('adminPassword')} go together`)
+  }
+  return config
+}
+
+/** Validated options with a secret: the given one, or a random one for this process. */
+export function resolveConfig (options: TandemOptions = {}): ResolvedConfig {
+  const config = validateOptions(options)
+  return {
+    ...config,
+    jwtSecret: config.jwtSecret ?? randomBytes(32).toString('base64url'),
+    jwtSecretGenerated: config.jwtSecret === undefined
+  }
+}
+
+/** Reads the options from environment variables; only the server entry point calls this. */
+export function configFromEnv (env: NodeJS.ProcessEnv): TandemConfig {
+  const options: Record<string, unknown> = {}
+  for (const key of optionKeys) options[key] = env[envName(key)]
+  return validateOptions(options, envName)
+}
+
+/**
+ * The configuration a plugin runs with: the one already decorated on the instance (so that every
+ * Tandem plugin in an application shares one secret), or else these options resolved and decorated.
+ */
+export function useConfig (app: FastifyInstance, options: TandemOptions): ResolvedConfig {
+  if (app.hasDecorator('tandemConfig')) return app.tandemConfig
+  const config = resolveConfig(options)
+  if (config.jwtSecretGenerated) {
+    app.log.warn('no jwtSecret (JWT_SECRET) set: using a random one for this process; tokens and cursors will not survive a restart')
+  }
+  app.decorate('tandemConfig', config)
+  return config
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Tandem's resolved configuration, shared by all of its plugins. */
+    tandemConfig: ResolvedConfig
+  }
+}

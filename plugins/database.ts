@@ -1,0 +1,31 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { connect, type Db } from '../db/connect.js'
+
+export interface DatabaseOptions {
+  /** A real PostgreSQL server; without it an embedded PGlite database is used. @example 'postgres://app@127.0.0.1:5432/app' */
+  databaseUrl?: string
+  /** Where the embedded database is stored; `memory://` (the default) keeps it in memory. @example './.data' */
+  dataDir?: string
+  /** Connections in the pool to a real server. @example 20 */
+  poolSize?: number
+  /** Use this already connected (and migrated) Kysely instance instead of opening one. */
+  db?: Db
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The Kysely instance every Tandem route and resolver queries through. */
+    db: Db
+  }
+}
+
+async function database (app: FastifyInstance, options: DatabaseOptions): Promise<void> {
+  if (app.hasDecorator('db')) return
+  const db = options.db ?? await connect(options)
+  app.decorate('db', db)
+  if (options.db === undefined) app.addHook('onClose', async () => { await db.destroy() })
+}
+
+/** Opens the database (PGlite or a `pg` pool), applies migrations, decorates `app.db`, closes it on shutdown. */
+export default fp(database, { name: 'tandem-database', fastify: '5.x' })

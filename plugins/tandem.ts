@@ -1,0 +1,34 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { TandemOptions } from '../schema/options.js'
+import { useConfig } from './config.js'
+import database, { type DatabaseOptions } from './database.js'
+import { errorHandler, notFoundHandler } from './errors.js'
+import health from './health.js'
+import { restApi } from './rest.js'
+
+export interface TandemPluginOptions extends TandemOptions {
+  /** Use an already connected Kysely instance (tests, or a host that owns the pool). */
+  db?: DatabaseOptions['db']
+  /** Answer unknown routes and uncaught errors of the whole application in Tandem's error shape. Default: false, so a host keeps its own. */
+  rootHandlers?: boolean
+}
+
+/**
+ * Everything at once: configuration, database, `/health` and `/ready`, and the REST API under `/api`.
+ * @example
+ * await app.register(tandem, { databaseUrl: process.env.DATABASE_URL })
+ */
+async function tandem (app: FastifyInstance, options: TandemPluginOptions): Promise<void> {
+  const { db, rootHandlers, ...rest } = options
+  const config = useConfig(app, rest)
+  await app.register(database, { databaseUrl: config.databaseUrl, dataDir: config.dataDir, db })
+  await app.register(health)
+  if (rootHandlers === true) {
+    app.setErrorHandler(errorHandler)
+    app.setNotFoundHandler(notFoundHandler)
+  }
+  await restApi(app)
+}
+
+export default fp(tandem, { name: 'tandem', fastify: '5.x' })

@@ -1,0 +1,46 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { StringEnum } from './common.js'
+
+/**
+ * Every option of Tandem API, in camelCase. The environment variables of the server entry point
+ * are derived from these keys (`rateLimitMax` → `RATE_LIMIT_MAX`), so this is the one place the
+ * configuration's shape is written down.
+ */
+export const TandemOptionsSchema = Type.Object({
+  /** @example '0.0.0.0' */
+  host: Type.String({ default: '127.0.0.1', minLength: 1 }),
+  /** @example 8080 */
+  port: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
+  /** `postgres://…` of a real PostgreSQL server; unset means the embedded database. @example 'postgres://app@127.0.0.1/app' */
+  databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  /** Where the embedded database lives; `memory://` for a throw-away one. @example './.data' */
+  dataDir: Type.Optional(Type.String({ minLength: 1 })),
+  /** Secret that signs access tokens and list cursors. @example 'a long random string' */
+  jwtSecret: Type.Optional(Type.String({ minLength: 16 })),
+  /** Access-token lifetime: seconds or a duration such as `15m`, `2h`, `1d`. @example '15m' */
+  jwtExpiresIn: Type.String({ default: '15m', pattern: '^[0-9]+\\s*(ms|s|m|h|d)?$' }),
+  /** @example 'admin@example.com' */
+  adminEmail: Type.Optional(Type.String({ format: 'email' })),
+  /** @example 'correct horse battery staple' */
+  adminPassword: Type.Optional(Type.String({ minLength: 8 })),
+  /** Requests per window per caller. @example 1000 */
+  rateLimitMax: Type.Integer({ default: 1000, minimum: 1 }),
+  /** @example '1 minute' */
+  rateLimitWindow: Type.String({ default: '1 minute', minLength: 1 }),
+  /** Shares rate-limit counters and subscription events between instances. @example 'redis://127.0.0.1:6379' */
+  redisUrl: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  /** @example 8 */
+  graphqlMaxDepth: Type.Integer({ default: 8, minimum: 1 }),
+  /** @example 10000 */
+  graphqlMaxComplexity: Type.Integer({ default: 10000, minimum: 1 }),
+  /** @example false */
+  graphqlPersistedOnly: Type.Boolean({ default: false }),
+  /** pino level. @example 'info' */
+  logLevel: StringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, { default: 'info' }),
+  /** `production` hides development aids and requires `jwtSecret`. @example 'production' */
+  nodeEnv: Type.String({ default: 'development' })
+}, { additionalProperties: false })
+
+export type TandemConfig = Static<typeof TandemOptionsSchema>
+/** What a caller may pass: every option is optional and has the environment's default. */
+export type TandemOptions = Partial<TandemConfig>

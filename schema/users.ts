@@ -1,0 +1,37 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Email, Id, ListOf, ListQuery, Selectable, Timestamp } from './common.js'
+
+const Name = Type.String({ minLength: 1, maxLength: 200 })
+const Password = Type.String({ minLength: 8, maxLength: 1024, description: 'At least 8 characters.' })
+
+export const User = Type.Object({
+  id: Id,
+  name: Name,
+  email: Email,
+  created_at: Timestamp
+}, { additionalProperties: false })
+
+/** A user as lists and `fields=` return it: everything but `id` may be left out on request. */
+export const UserFields = Selectable({ name: Name, email: Email, created_at: Timestamp })
+
+export const CreateUserBody = Type.Object({
+  name: Name,
+  email: Email,
+  password: Type.Optional(Password)
+}, { additionalProperties: false })
+export type CreateUserBodyType = Static<typeof CreateUserBody>
+
+export const ReplaceUserBody = Type.Object({ name: Name, email: Email }, { additionalProperties: false })
+export type ReplaceUserBodyType = Static<typeof ReplaceUserBody>
+
+export const PatchUserBody = Type.Partial(ReplaceUserBody, { additionalProperties: false })
+
+export const userSortable = ['id', 'name', 'created_at'] as const
+
+export const UserListQuery = ListQuery(userSortable, {
+  email: Type.Optional(Type.String({ minLength: 1, maxLength: 254 })),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 }))
+})
+export type UserListQueryType = Static<typeof UserListQuery>
+
+export const UserList = ListOf(UserFields)

@@ -1,0 +1,35 @@
+import closeWithGrace from 'close-with-grace'
+import Fastify from 'fastify'
+import { configFromEnv, ConfigError } from './plugins/config.js'
+import { serverOptions } from './plugins/server-options.js'
+import tandem from './plugins/tandem.js'
+import { loadDemoData } from './db/demo.js'
+
+// The only place that reads the environment: everything else receives options.
+let config
+try {
+  config = configFromEnv({ ...process.env, DATA_DIR: process.env.DATA_DIR ?? './.data' })
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error
+  process.stderr.write(`tandem: ${error.message}\n`)
+  process.exit(1)
+}
+
+const app = Fastify(serverOptions(config))
+try {
+  await app.register(tandem, { ...config, rootHandlers: true })
+  await app.ready()
+  if (await loadDemoData(app.db)) app.log.info('empty database: loaded the demo data set')
+  await app.listen({ host: config.host, port: config.port })
+} catch (error) {
+  const message = error instanceof Error ? error.message : String(error)
+  process.stderr.write(`tandem: cannot start: ${message}\n`)
+  await app.close().catch(() => {})
+  process.exit(1)
+}
+
+closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+  if (err !== undefined) app.log.error({ err }, 'closing after an uncaught error')
+  else app.log.info({ signal }, 'closing')
+  await app.close()
+})
