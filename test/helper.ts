@@ -7,7 +7,8 @@ import { connect, type Db } from '../db/connect.js'
 import { serverOptions } from '../plugins/server-options.js'
 import tandem, { type TandemPluginOptions } from '../plugins/tandem.js'
 
-type Test = typeof tap
+/** What `build` needs of a test: somewhere to register the clean-up. */
+interface Test { teardown: (fn: () => unknown) => void }
 
 export const TEST_SECRET = 'test-secret-that-is-long-enough'
 
