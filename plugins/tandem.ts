@@ -1,29 +1,38 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { TandemOptions } from '../schema/options.js'
+import auth from './auth.js'
 import { useConfig } from './config.js'
 import database, { type DatabaseOptions } from './database.js'
 import { errorHandler, notFoundHandler } from './errors.js'
 import health from './health.js'
+import rateLimiting from './rate-limit.js'
+import openapi from './openapi.js'
 import { restApi } from './rest.js'
 
 export interface TandemPluginOptions extends TandemOptions {
   /** Use an already connected Kysely instance (tests, or a host that owns the pool). */
   db?: DatabaseOptions['db']
+  /** Serve `/openapi.json` and `/docs`. Default: true; turn off when the host has its own @fastify/swagger. */
+  openapi?: boolean
   /** Answer unknown routes and uncaught errors of the whole application in Tandem's error shape. Default: false, so a host keeps its own. */
   rootHandlers?: boolean
 }
 
 /**
- * Everything at once: configuration, database, `/health` and `/ready`, and the REST API under `/api`.
+ * Everything at once: configuration, database, `/health` and `/ready`, access tokens, rate limiting
+ * and the REST API under `/api`.
  * @example
  * await app.register(tandem, { databaseUrl: process.env.DATABASE_URL })
  */
 async function tandem (app: FastifyInstance, options: TandemPluginOptions): Promise<void> {
-  const { db, rootHandlers, ...rest } = options
+  const { db, rootHandlers, openapi: withOpenApi, ...rest } = options
   const config = useConfig(app, rest)
   await app.register(database, { databaseUrl: config.databaseUrl, dataDir: config.dataDir, db })
   await app.register(health)
+  await app.register(auth)
+  await app.register(rateLimiting)
+  if (withOpenApi !== false) await app.register(openapi)
   if (rootHandlers === true) {
     app.setErrorHandler(errorHandler)
     app.setNotFoundHandler(notFoundHandler)
