@@ -46,7 +46,7 @@ const posts: DemoPost[] = [
   { key: 'goto', author: 'edsger', daysAgo: 30, title: 'Go to statement considered harmful', content: 'The quality of programmers is a decreasing function of the density of go to statements.' }
 ]
 
-/** Each comment comes `hoursAfter` its post. */
+/** Each comment comes `hoursAfter` both its post and its author existed. */
 const comments: Array<{ post: string, author: string, hoursAfter: number, text: string }> = [
   { post: 'engine', author: 'grace', hoursAfter: 5, text: 'Your notes are longer than the paper itself, and better.' },
   { post: 'engine', author: 'alan', hoursAfter: 30, text: 'Would the engine ever originate anything, though?' },
@@ -96,14 +96,14 @@ const products: DemoProduct[] = [
   { key: 'puzzle', name: 'Enigma Puzzle Box', description: 'A wooden puzzle box with a secret compartment.', category: 'toys', price: '45.00', stock: 5, daysAgo: 60 }
 ]
 
-/** Totals are computed from the items, so they always match. Each order comes `hoursAfter` its customer joined. */
+/** Totals are computed from the items, so they always match. Each order comes `hoursAfter` its customer and its products existed. */
 const orders: Array<{ user: string, status: OrderStatus, hoursAfter: number, items: Array<{ product: string, quantity: number }> }> = [
   { user: 'ada', status: 'shipped', hoursAfter: 400, items: [{ product: 'notebook', quantity: 3 }, { product: 'sicp', quantity: 1 }] },
   { user: 'grace', status: 'paid', hoursAfter: 2000, items: [{ product: 'keyboard', quantity: 1 }, { product: 'grinder', quantity: 1 }, { product: 'teapot', quantity: 2 }] },
   { user: 'alan', status: 'shipped', hoursAfter: 900, items: [{ product: 'shoes', quantity: 1 }, { product: 'bottle', quantity: 2 }] },
   { user: 'katherine', status: 'pending', hoursAfter: 3000, items: [{ product: 'headphones', quantity: 1 }] },
   { user: 'edsger', status: 'cancelled', hoursAfter: 200, items: [{ product: 'puzzle', quantity: 1 }, { product: 'atlas', quantity: 1 }] },
-  { user: 'ada', status: 'paid', hoursAfter: 6000, items: [{ product: 'skillet', quantity: 1 }, { product: 'charger', quantity: 1 }] }
+  { user: 'ada', status: 'paid', hoursAfter: 600, items: [{ product: 'skillet', quantity: 1 }, { product: 'charger', quantity: 1 }] }
 ]
 
 /** Exact money arithmetic: prices are strings with two decimals, summed in cents. */
@@ -208,14 +208,15 @@ export async function loadDemoData (db: Db): Promise<boolean> {
     const postHours = (key: string): number => lookup(postMap, key).row.daysAgo * 24
     await backdate(trx, 'users', users.map((user) => ({ id: lookup(userMap, user.key).id, hoursAgo: userHours(user.key) })))
     await backdate(trx, 'posts', posts.map((post) => ({ id: lookup(postMap, post.key).id, hoursAgo: postHours(post.key) })))
+    const productHours = (key: string): number => lookup(productMap, key).row.daysAgo * 24
     await backdate(trx, 'comments', comments.map((comment, index) => ({
       id: commentIds[index]?.id ?? Number.NaN,
-      hoursAgo: Math.max(postHours(comment.post) - comment.hoursAfter, 0)
+      hoursAgo: Math.max(Math.min(postHours(comment.post), userHours(comment.author)) - comment.hoursAfter, 0)
     })))
-    await backdate(trx, 'products', products.map((product) => ({ id: lookup(productMap, product.key).id, hoursAgo: product.daysAgo * 24 })))
+    await backdate(trx, 'products', products.map((product) => ({ id: lookup(productMap, product.key).id, hoursAgo: productHours(product.key) })))
     await backdate(trx, 'orders', orders.map((order, index) => ({
       id: orderIds[index]?.id ?? Number.NaN,
-      hoursAgo: Math.max(userHours(order.user) - order.hoursAfter, 1)
+      hoursAgo: Math.max(Math.min(userHours(order.user), ...order.items.map((item) => productHours(item.product))) - order.hoursAfter, 0)
     })))
     await sql`update profiles p set updated_at = u.created_at from users u
       where p.user_id = u.id and u.id in (${sql.join(userIds.map(({ id }) => id))})`.execute(trx)
