@@ -43,6 +43,7 @@ export const notFound = (what: string) => new TandemError('TANDEM_ERR_NOT_FOUND'
 export const conflict = (message: string, field?: string) => new TandemError('TANDEM_ERR_CONFLICT', message, field)
 export const unprocessable = (message: string, field?: string) => new TandemError('TANDEM_ERR_UNPROCESSABLE', message, field)
 export const preconditionFailed = (message = 'the resource has changed (If-Match)') => new TandemError('TANDEM_ERR_PRECONDITION_FAILED', message)
+export const rateLimited = (retryAfter: string) => new TandemError('TANDEM_ERR_RATE_LIMITED', `rate limit exceeded, retry in ${retryAfter}`)
 export const unavailable = (message = 'database unavailable') => new TandemError('TANDEM_ERR_UNAVAILABLE', message)
 
 const graphqlCodes: Partial<Record<ErrorCode, string>> = {

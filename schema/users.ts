@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Email, Id, ListOf, ListQuery, Selectable, Timestamp } from './common.js'
 
 const Name = Type.String({ minLength: 1, maxLength: 200 })
-const Password = Type.String({ minLength: 8, maxLength: 1024, description: 'At least 8 characters.' })
+export const Password = Type.String({ minLength: 8, maxLength: 1024, description: 'At least 8 characters.' })
 
 export const User = Type.Object({
   id: Id,

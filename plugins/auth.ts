@@ -1,0 +1,220 @@
+import { randomUUID } from 'node:crypto'
+import jwt from '@fastify/jwt'
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify'
+import fp from 'fastify-plugin'
+import { ensureAdmin, findLoginAccount, type Role } from '../db/auth.js'
+import { forbidden, unauthenticated } from '../schema/errors.js'
+import type { TandemOptions } from '../schema/options.js'
+import { useConfig } from './config.js'
+import { hashPassword, verifyPassword } from './passwords.js'
+import { RevocationList } from './revocations.js'
+
+export type { Role }
+
+/** What an access token carries (RFC 7519 wants `sub` as a string). */
+export interface AccessTokenClaims {
+  sub: string
+  role: Role
+  jti: string
+}
+
+/** The caller of a request that passed authentication. */
+export interface AccessUser {
+  /** The user's id. */
+  sub: number
+  role: Role
+  jti: string
+  /** Expiry, in seconds since the epoch. */
+  exp: number
+}
+
+export interface AccessToken {
+  accessToken: string
+  tokenType: 'Bearer'
+  /** Lifetime in seconds. */
+  expiresIn: number
+}
+
+declare module '@fastify/jwt' {
+  interface FastifyJWT {
+    payload: AccessTokenClaims
+    user: AccessUser
+  }
+}
+
+/** Loads the id of the user who owns the resource a request names; undefined when there is none (the handler answers 404). */
+export type OwnerLoader = (request: FastifyRequest) => Promise<number | undefined>
+
+/**
+ * Who may call a route, as its `config.auth`. Authentication runs in the route's `onRequest`
+ * (so 401 comes before the body is read or validated), rules about the path's resource in
+ * `preHandler` (after validation, so ids are numbers and a bad one is 400).
+ */
+export type AuthRule = 'authenticated' | 'admin' | 'selfOrAdmin' | { ownerOrAdmin: OwnerLoader }
+
+/** The rule for routes that the owner of the resource, or an admin, may call. */
+export const ownerOrAdmin = (loadOwner: OwnerLoader): AuthRule => ({ ownerOrAdmin: loadOwner })
+
+export interface AccessTokens {
+  /** Checks an email and password; the same 401 for an unknown email, a wrong password or an account without one. */
+  login (email: string, password: string): Promise<AccessToken>
+  /** Signs an access token for the user. */
+  issue (user: { id: number, role: Role }): AccessToken
+  /** Checks a raw token: signature, algorithm, expiry, claims and revocation; 401 otherwise. */
+  verify (token: string): Promise<AccessUser>
+  /** Checks the request's `Authorization: Bearer` token and sets `request.user`; 401 otherwise. */
+  authenticate (request: FastifyRequest): Promise<AccessUser>
+  /** The caller of a validly signed, unexpired token (revocation is not checked), or undefined. Cheap: no I/O, memoized per request. */
+  peek (request: FastifyRequest): AccessUser | undefined
+  /** Revokes the token at once, on every instance. */
+  revoke (user: AccessUser): Promise<void>
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Tandem's access tokens: issue, check and revoke them. */
+    accessTokens: AccessTokens
+  }
+  interface FastifyContextConfig {
+    /** Who may call the route; see `AuthRule`. Without it the route is public. */
+    auth?: AuthRule
+  }
+}
+
+const ISSUER = 'tandem'
+const MAX_TOKEN_LENGTH = 4096
+const bearer = /^Bearer +([A-Za-z0-9_.~+/-]+=*) *$/i
+const units: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86_400 }
+
+/** `15m` → 900; a bare number is seconds (the options schema has checked the format). */
+export function durationSeconds (text: string): number {
+  const [, value = '0', unit = 's'] = /^(\d+)\s*(ms|s|m|h|d)?$/.exec(text.trim()) ?? []
+  return Math.max(1, Math.ceil(Number(value) * (units[unit] ?? 1)))
+}
+
+type Checked = { user: AccessUser } | { error: string }
+
+function toUser (claims: Record<string, unknown>): AccessUser | undefined {
+  const { sub, role, jti, exp } = claims
+  if (typeof sub !== 'string' || !/^[1-9]\d{0,15}$/.test(sub) || !Number.isSafeInteger(Number(sub))) return undefined
+  if ((role !== 'user' && role !== 'admin') || typeof jti !== 'string' || jti === '' || typeof exp !== 'number') return undefined
+  return { sub: Number(sub), role, jti, exp }
+}
+
+async function auth (app: FastifyInstance, options: TandemOptions): Promise<void> {
+  const config = useConfig(app, options)
+  const expiresIn = durationSeconds(config.jwtExpiresIn)
+  await app.register(jwt, {
+    secret: config.jwtSecret,
+    sign: { algorithm: 'HS256', iss: ISSUER, expiresIn },
+    // Only HS256 with our secret: `alg: none` and every other algorithm fail here.
+    verify: { algorithms: ['HS256'], allowedIss: ISSUER }
+  })
+
+  const revocations = new RevocationList(app.db, app.log)
+  await revocations.start()
+  app.addHook('onClose', async () => { await revocations.close() })
+
+  if (config.adminEmail !== undefined && config.adminPassword !== undefined) {
+    await ensureAdmin(app.db, config.adminEmail, await hashPassword(config.adminPassword))
+    app.log.info({ email: config.adminEmail }, 'administrator account ready')
+  }
+
+  const checkToken = (token: string): Checked => {
+    if (token.length > MAX_TOKEN_LENGTH) return { error: 'invalid token' }
+    let claims: Record<string, unknown>
+    try {
+      claims = app.jwt.verify<Record<string, unknown>>(token)
+    } catch (error) {
+      return { error: (error as { code?: string }).code === 'FAST_JWT_EXPIRED' ? 'token expired' : 'invalid token' }
+    }
+    const user = toUser(claims)
+    return user === undefined ? { error: 'invalid token' } : { user }
+  }
+
+  const checked = new WeakMap<FastifyRequest, Checked>()
+  const checkRequest = (request: FastifyRequest): Checked => {
+    let result = checked.get(request)
+    if (result === undefined) {
+      const header = request.headers.authorization
+      const token = header === undefined ? undefined : bearer.exec(header)?.[1]
+      if (header === undefined) result = { error: 'authentication required: send Authorization: Bearer <token>' }
+      else if (token === undefined) result = { error: 'malformed Authorization header: expected Bearer <token>' }
+      else result = checkToken(token)
+      checked.set(request, result)
+    }
+    return result
+  }
+
+  const notRevoked = async (result: Checked): Promise<AccessUser> => {
+    if ('error' in result) throw unauthenticated(result.error)
+    if (await revocations.has(result.user.jti)) throw unauthenticated('token revoked')
+    return result.user
+  }
+
+  const tokens: AccessTokens = {
+    async login (email, password) {
+      const account = await findLoginAccount(app.db, email)
+      if (!await verifyPassword(account?.password_hash, password) || account === undefined) {
+        throw unauthenticated('invalid email or password')
+      }
+      return tokens.issue(account)
+    },
+    issue (user) {
+      const claims: AccessTokenClaims = { sub: String(user.id), role: user.role, jti: randomUUID() }
+      return { accessToken: app.jwt.sign(claims), tokenType: 'Bearer', expiresIn }
+    },
+    verify: async (token) => notRevoked(checkToken(token)),
+    async authenticate (request) {
+      const user = await notRevoked(checkRequest(request))
+      request.user = user
+      return user
+    },
+    peek (request) {
+      const result = checkRequest(request)
+      return 'user' in result ? result.user : undefined
+    },
+    revoke: async (user) => revocations.add(user.jti, new Date(user.exp * 1000))
+  }
+  app.decorate('accessTokens', tokens)
+
+  const authenticated: onRequestAsyncHookHandler = async (request) => { await tokens.authenticate(request) }
+  const admin: onRequestAsyncHookHandler = async (request) => {
+    if ((await tokens.authenticate(request)).role !== 'admin') throw forbidden('only an administrator may do this')
+  }
+  const selfOrAdmin: preHandlerAsyncHookHandler = async (request) => {
+    const { id } = request.params as { id?: unknown }
+    if (request.user.role !== 'admin' && id !== request.user.sub) throw forbidden('only this user or an administrator may do this')
+  }
+  const ownerOrAdminOf = (load: OwnerLoader): preHandlerAsyncHookHandler => async (request) => {
+    if (request.user.role === 'admin') return
+    const owner = await load(request)
+    if (owner !== undefined && owner !== request.user.sub) throw forbidden('only its owner or an administrator may do this')
+  }
+
+  app.addHook('onRoute', (route) => {
+    const rule = route.config?.auth
+    if (rule === undefined) return
+    let authorize: preHandlerAsyncHookHandler | undefined
+    if (rule === 'selfOrAdmin') authorize = selfOrAdmin
+    else if (typeof rule === 'object' && typeof rule.ownerOrAdmin === 'function') authorize = ownerOrAdminOf(rule.ownerOrAdmin)
+    else if (rule !== 'authenticated' && rule !== 'admin') throw new Error(`unknown auth rule ${JSON.stringify(rule)} on ${route.method.toString()} ${route.url}`)
+    route.onRequest = [rule === 'admin' ? admin : authenticated, ...[route.onRequest ?? []].flat()]
+    if (authorize !== undefined) route.preHandler = [authorize, ...[route.preHandler ?? []].flat()]
+    if (route.schema !== undefined) route.schema = { ...route.schema, security: [{ bearerAuth: [] }] } as typeof route.schema
+  })
+}
+
+/** Route plugins call this first: a route with `config.auth` must never be served unguarded. */
+export function requireAuth (app: FastifyInstance): void {
+  if (!app.hasDecorator('accessTokens')) throw new Error('register Tandem\'s auth plugin before its routes')
+}
+
+/**
+ * Access tokens (JWT, HS256) with logout, the admin account of `adminEmail`, and the route rule
+ * `config: { auth: 'authenticated' | 'admin' | 'selfOrAdmin' | ownerOrAdmin(loadOwner) }`.
+ * Register it before the routes that use the rule.
+ * @example
+ * await app.register(auth, { jwtSecret: process.env.JWT_SECRET })
+ */
+export default fp(auth, { name: 'tandem-auth', fastify: '5.x', dependencies: ['tandem-database'] })

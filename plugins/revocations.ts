@@ -1,0 +1,81 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Db } from '../db/connect.js'
+import { deleteExpiredRevocations, isRevoked, revocationsSince, revokeToken } from '../db/revoked-tokens.js'
+
+/** How often each instance reads the revocations made by the others. */
+export const REFRESH_MS = 1_000
+// A poll reads rows a little older than the newest one it has seen, in case a row with an
+// earlier `revoked_at` committed after it (revoked_at is set at insert, visibility comes at commit).
+const OVERLAP_MS = 5_000
+// With no successful poll for this long, the copy is not trusted and the table is asked directly.
+const STALE_MS = 5 * REFRESH_MS
+const CLEANUP_EVERY = 60
+
+/**
+ * The access-token denylist. PostgreSQL's `revoked_tokens` is the truth; each instance keeps
+ * the unexpired jtis in memory, adds its own revocations at once and reads the others' every
+ * `REFRESH_MS`. A request then costs no database round trip; the price is that a token revoked
+ * on another instance stays usable there for at most about one second. When polling fails for
+ * `STALE_MS`, `has` asks the table itself, so an outage never widens that window.
+ */
+export class RevocationList {
+  readonly #db: Db
+  readonly #log: FastifyBaseLogger
+  readonly #revoked = new Map<string, number>()
+  #newest: Date | undefined
+  #lastRefresh = 0
+  #timer: NodeJS.Timeout | undefined
+  #running: Promise<void> | undefined
+  #ticks = 0
+
+  constructor (db: Db, log: FastifyBaseLogger) {
+    this.#db = db
+    this.#log = log
+  }
+
+  /** Loads the current list and starts polling. A database that is down does not stop the start: `has` asks it until it answers. */
+  async start (): Promise<void> {
+    await this.refresh().catch((err: unknown) => { this.#log.warn({ err }, 'could not load the revoked tokens') })
+    this.#timer = setInterval(() => { this.#tick() }, REFRESH_MS)
+    this.#timer.unref()
+  }
+
+  async close (): Promise<void> {
+    clearInterval(this.#timer)
+    await this.#running
+  }
+
+  async has (jti: string, now = Date.now()): Promise<boolean> {
+    const expires = this.#revoked.get(jti)
+    if (expires !== undefined && expires > now) return true
+    if (now - this.#lastRefresh <= STALE_MS) return false
+    return isRevoked(this.#db, jti)
+  }
+
+  async add (jti: string, expiresAt: Date): Promise<void> {
+    await revokeToken(this.#db, jti, expiresAt)
+    this.#revoked.set(jti, expiresAt.getTime())
+  }
+
+  /** Reads the revocations made since the last poll and forgets expired ones. */
+  async refresh (): Promise<void> {
+    const startedAt = Date.now()
+    const since = this.#newest === undefined ? undefined : new Date(this.#newest.getTime() - OVERLAP_MS)
+    for (const row of await revocationsSince(this.#db, since)) {
+      this.#revoked.set(row.jti, row.expires_at.getTime())
+      if (this.#newest === undefined || row.revoked_at > this.#newest) this.#newest = row.revoked_at
+    }
+    for (const [jti, expires] of this.#revoked) if (expires <= startedAt) this.#revoked.delete(jti)
+    this.#lastRefresh = startedAt
+  }
+
+  #tick (): void {
+    if (this.#running !== undefined) return
+    this.#running = (async () => {
+      await this.refresh()
+      if (++this.#ticks % CLEANUP_EVERY === 0) await deleteExpiredRevocations(this.#db)
+    })()
+      .catch((err: unknown) => { this.#log.warn({ err }, 'could not refresh the revoked tokens') })
+      .finally(() => { this.#running = undefined })
+  }
+}
