@@ -4,6 +4,10 @@ import { configFromEnv, ConfigError } from './plugins/config.js'
 import { serverOptions } from './plugins/server-options.js'
 import tandem from './plugins/tandem.js'
 import { loadDemoData } from './db/demo.js'
+import { hashPassword } from './plugins/passwords.js'
+
+/** Every demo user's password, so that a first-time user can log in and try each endpoint. */
+const DEMO_PASSWORD = 'tandem-demo'
 
 // The only place that reads the environment: everything else receives options.
 let config
@@ -19,7 +23,9 @@ const app = Fastify(serverOptions(config))
 try {
   await app.register(tandem, { ...config, rootHandlers: true })
   await app.ready()
-  if (await loadDemoData(app.db)) app.log.info('empty database: loaded the demo data set')
+  if (await loadDemoData(app.db, await hashPassword(DEMO_PASSWORD))) {
+    app.log.info(`empty database: loaded the demo data set (users such as ada@example.com, password "${DEMO_PASSWORD}")`)
+  }
   await app.listen({ host: config.host, port: config.port })
 } catch (error) {
   const message = error instanceof Error ? error.message : String(error)

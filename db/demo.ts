@@ -2,12 +2,6 @@ import { sql } from 'kysely'
 import type { Db } from './connect.js'
 import type { OrderStatus } from './types.js'
 
-/**
- * The `password_hash` every demo user gets. Null: demo users have no password and cannot log in with one.
- * Setting this to a hash (in the format the password module stores) gives them all that password.
- */
-export const DEMO_PASSWORD_HASH: string | null = null
-
 interface DemoUser {
   key: string
   name: string
@@ -138,17 +132,18 @@ function lookup<V> (map: Map<string, V>, key: string): V {
 
 /**
  * Loads a small, friendly data set covering every resource, in one transaction, when the database has no
- * users yet. Returns whether it loaded anything.
+ * users yet (administrators aside). Every demo user gets `passwordHash` (none when null). Returns whether
+ * it loaded anything.
  */
-export async function loadDemoData (db: Db): Promise<boolean> {
+export async function loadDemoData (db: Db, passwordHash: string | null = null): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     // Two processes starting at once on an empty database must not both load the data.
     await sql`lock table users in share row exclusive mode`.execute(trx)
-    const existing = await trx.selectFrom('users').select('id').limit(1).executeTakeFirst()
+    const existing = await trx.selectFrom('users').select('id').where('role', '<>', 'admin').limit(1).executeTakeFirst()
     if (existing !== undefined) return false
 
     const userIds = await trx.insertInto('users')
-      .values(users.map((user) => ({ name: user.name, email: user.email, password_hash: DEMO_PASSWORD_HASH })))
+      .values(users.map((user) => ({ name: user.name, email: user.email, password_hash: passwordHash })))
       .returning('id')
       .execute()
     const userMap = byKey(users, userIds)

@@ -59,16 +59,41 @@ export interface UserChanges {
   email?: string | undefined
 }
 
+/**
+ * Runs `check` on the current row, locked, before a write; it throws to refuse the write
+ * (a stale `If-Match`, say), and nothing can change the row in between.
+ */
+export type Precondition = (current: User) => void
+
 /** Applies the changes given (PATCH) or all of them (PUT); undefined when there is no such user. */
-export async function updateUser (db: Db, id: number, changes: UserChanges): Promise<User | undefined> {
-  const values = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined))
-  if (Object.keys(values).length === 0) {
-    return db.selectFrom('users').select(representation).where('id', '=', id).executeTakeFirst()
+export async function updateUser (db: Db, id: number, changes: UserChanges, check?: Precondition): Promise<User | undefined> {
+  const values: Record<string, unknown> = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined))
+  // A new address has not been verified yet; the same address in another case still is.
+  if (changes.email !== undefined) {
+    values.email_verified_at = sql`case when lower(email) = lower(${changes.email}) then email_verified_at end`
   }
-  return db.updateTable('users').set(values).where('id', '=', id).returning(representation).executeTakeFirst()
+  if (check === undefined && Object.keys(values).length > 0) {
+    return db.updateTable('users').set(values).where('id', '=', id).returning(representation).executeTakeFirst()
+  }
+  return db.transaction().execute(async (trx) => {
+    const current = await trx.selectFrom('users').select(representation).where('id', '=', id).forUpdate().executeTakeFirst()
+    if (current === undefined) return undefined
+    check?.(current)
+    if (Object.keys(values).length === 0) return current
+    return trx.updateTable('users').set(values).where('id', '=', id).returning(representation).executeTakeFirst()
+  })
 }
 
-export async function deleteUser (db: Db, id: number): Promise<boolean> {
-  const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst()
-  return result.numDeletedRows > 0n
+export async function deleteUser (db: Db, id: number, check?: Precondition): Promise<boolean> {
+  if (check === undefined) {
+    const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst()
+    return result.numDeletedRows > 0n
+  }
+  return db.transaction().execute(async (trx) => {
+    const current = await trx.selectFrom('users').select(representation).where('id', '=', id).forUpdate().executeTakeFirst()
+    if (current === undefined) return false
+    check(current)
+    await trx.deleteFrom('users').where('id', '=', id).execute()
+    return true
+  })
 }

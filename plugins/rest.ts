@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifySchema, FastifySchemaCompiler } from 'fast
 import { resourceRoutes } from '../routes/index.js'
 import { createAjv } from './ajv.js'
 import { errorHandler, notFoundHandler } from './errors.js'
+import idempotency from './idempotency.js'
 import versioning from './versioning.js'
 
 const textAjv = createAjv(true)
@@ -25,7 +26,12 @@ export async function restApi (app: FastifyInstance): Promise<void> {
     api.setNotFoundHandler(notFoundHandler)
     // The API speaks JSON only: anything else is 415, not parsed as text.
     api.removeContentTypeParser(['text/plain'])
+    // First of the scope's hooks, so every request under /api counts, unknown routes too;
+    // /health and /ready are outside and never limited.
+    if (app.hasDecorator('tandemRateLimit')) api.addHook('onRequest', app.tandemRateLimit)
     await api.register(versioning)
+    // Before the routes: it attaches itself to every POST as they are added.
+    await api.register(idempotency)
     await api.register(resourceRoutes, { prefix: '/v1' })
     await api.register(async (latest) => {
       latest.addHook('onRoute', (route) => { route.schema = { ...route.schema, hide: true } as FastifySchema })

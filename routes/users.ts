@@ -1,15 +1,21 @@
 import type { FastifyPluginAsync } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { createUser, deleteUser, findUser, listUsers, updateUser } from '../db/users.js'
+import { requireAuth } from '../plugins/auth.js'
 import { hashPassword } from '../plugins/passwords.js'
-import { IdParams, ItemQuery, NoContent, WriteQuery, errors } from '../schema/common.js'
-import { CreateUserBody, PatchUserBody, ReplaceUserBody, User, UserFields, UserList, UserListQuery } from '../schema/users.js'
+import { IdParams, ItemQuery, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
+import { UserView, UserViewList } from '../schema/user-views.js'
+import { CreateUserBody, PatchUserBody, ReplaceUserBody, User, UserListQuery } from '../schema/users.js'
+import { parseInclude } from '../db/relations.js'
+import { embedUserRelations, userIncludes } from '../db/user-relations.js'
+import { etagOf, ifMatch, sendEntity } from './conditional.js'
 import { found, sendList } from './reply.js'
 
 const tags = ['users']
 
 /** REST transport of the users resource: validation and serialization by schema, data from `db/users`. */
 const usersRoutes: FastifyPluginAsync = async (fastify) => {
+  requireAuth(fastify)
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const secret = () => app.tandemConfig.jwtSecret
 
@@ -22,25 +28,47 @@ const usersRoutes: FastifyPluginAsync = async (fastify) => {
   })
 
   app.get('/users', {
-    schema: { tags, summary: 'List users', querystring: UserListQuery, response: { 200: UserList, ...errors(400, 401, 429) } }
-  }, async (request, reply) => sendList(request, reply, await listUsers(app.db, request.query, { secret: secret() })))
+    config: { auth: 'authenticated' },
+    schema: { tags, summary: 'List users', querystring: UserListQuery, response: { 200: UserViewList, ...errors(400, 401, 429) } }
+  }, async (request, reply) => {
+    const { include, ...params } = request.query
+    parseInclude(userIncludes, include)
+    const page = await listUsers(app.db, params, { secret: secret() })
+    await embedUserRelations(app.db, page.data, include)
+    return sendList(request, reply, page)
+  })
 
   app.get('/users/:id', {
-    schema: { tags, summary: 'Get a user', params: IdParams, querystring: ItemQuery, response: { 200: UserFields, ...errors(400, 401, 404, 429) } }
-  }, async (request) => found(await findUser(app.db, request.params.id, request.query.fields), 'user'))
+    config: { auth: 'authenticated' },
+    schema: { tags, summary: 'Get a user', params: IdParams, querystring: ItemQuery, response: { 200: UserView, 304: NotModified, ...errors(400, 401, 404, 429) } }
+  }, async (request, reply) => {
+    parseInclude(userIncludes, request.query.include)
+    const user = found(await findUser(app.db, request.params.id, request.query.fields), 'user')
+    await embedUserRelations(app.db, [user], request.query.include)
+    return sendEntity(request, reply, user)
+  })
 
   app.put('/users/:id', {
-    schema: { tags, summary: 'Replace a user', params: IdParams, querystring: WriteQuery, body: ReplaceUserBody, response: { 200: User, ...errors(400, 401, 403, 404, 409, 415, 429) } }
-  }, async (request) => found(await updateUser(app.db, request.params.id, request.body), 'user'))
+    config: { auth: 'selfOrAdmin' },
+    schema: { tags, summary: 'Replace a user', params: IdParams, querystring: WriteQuery, body: ReplaceUserBody, response: { 200: User, ...errors(400, 401, 403, 404, 409, 412, 415, 429) } }
+  }, async (request, reply) => {
+    const user = found(await updateUser(app.db, request.params.id, request.body, ifMatch(request)), 'user')
+    return reply.header('etag', etagOf(user)).send(user)
+  })
 
   app.patch('/users/:id', {
-    schema: { tags, summary: 'Change some fields of a user', params: IdParams, querystring: WriteQuery, body: PatchUserBody, response: { 200: User, ...errors(400, 401, 403, 404, 409, 415, 429) } }
-  }, async (request) => found(await updateUser(app.db, request.params.id, request.body), 'user'))
+    config: { auth: 'selfOrAdmin' },
+    schema: { tags, summary: 'Change some fields of a user', params: IdParams, querystring: WriteQuery, body: PatchUserBody, response: { 200: User, ...errors(400, 401, 403, 404, 409, 412, 415, 429) } }
+  }, async (request, reply) => {
+    const user = found(await updateUser(app.db, request.params.id, request.body, ifMatch(request)), 'user')
+    return reply.header('etag', etagOf(user)).send(user)
+  })
 
   app.delete('/users/:id', {
-    schema: { tags, summary: 'Delete a user', params: IdParams, querystring: WriteQuery, response: { 204: NoContent, ...errors(400, 401, 403, 404, 429) } }
+    config: { auth: 'selfOrAdmin' },
+    schema: { tags, summary: 'Delete a user', params: IdParams, querystring: WriteQuery, response: { 204: NoContent, ...errors(400, 401, 403, 404, 412, 429) } }
   }, async (request, reply) => {
-    if (!await deleteUser(app.db, request.params.id)) throw found(undefined, 'user')
+    if (!await deleteUser(app.db, request.params.id, ifMatch(request))) throw found(undefined, 'user')
     return reply.code(204).send(null)
   })
 }

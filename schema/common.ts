@@ -75,3 +75,6 @@ export function errors (...codes: number[]): Record<number, typeof ErrorBody> {
 }
 
 export const NoContent = Type.Null({ description: 'No content' })
+
+/** 304: the ETag sent in `If-None-Match` is current. */
+export const NotModified = Type.Null({ description: 'Not modified: the ETag sent in If-None-Match is current.' })

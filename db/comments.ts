@@ -1,0 +1,91 @@
+import { sql } from 'kysely'
+import type { Db } from './connect.js'
+import { paginate, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
+import { EMBEDDED_LIMIT, firstChildren, parseInclude, rowsById } from './relations.js'
+import { matches } from './search.js'
+import type { CommentsTable } from './types.js'
+
+export interface Comment {
+  id: number
+  post_id: number
+  author_id: number
+  text: string
+  created_at: Date
+}
+
+export const commentList: ListSpec<'comments'> = {
+  table: 'comments',
+  columns: ['id', 'post_id', 'author_id', 'text', 'created_at'],
+  sortable: { id: {}, created_at: {} }
+}
+const representation = ['id', 'post_id', 'author_id', 'text', 'created_at'] as const satisfies ReadonlyArray<keyof CommentsTable>
+
+export interface CommentFilters {
+  author_id?: number | undefined
+  q?: string | undefined
+  include?: string | undefined
+}
+
+/** The comments of a post; undefined when there is no such post. */
+export async function listComments (db: Db, postId: number, params: ListParams & CommentFilters, context: Omit<ListContext, 'filters'>): Promise<ListPage | undefined> {
+  parseInclude([], params.include)
+  const filters = { post_id: postId, author_id: params.author_id, q: params.q }
+  let query = db.selectFrom('comments').where('post_id', '=', postId)
+  if (filters.author_id !== undefined) query = query.where('author_id', '=', filters.author_id)
+  // Within one post (its rows found by index) a plain scan of the text is cheap.
+  if (filters.q !== undefined) query = query.where(matches(sql`text`, filters.q))
+  const page = await paginate(query, commentList, params, { ...context, filters })
+  // Only an empty page needs to ask whether the post exists at all.
+  if (page.data.length > 0) return page
+  const post = await db.selectFrom('posts').select('id').where('id', '=', postId).executeTakeFirst()
+  return post === undefined ? undefined : page
+}
+
+/** Comments on the post by `authorId`, in one statement; undefined when there is no such post. */
+export async function createComment (db: Db, input: { postId: number, authorId: number, text: string }): Promise<Comment | undefined> {
+  return db.insertInto('comments')
+    .columns(['post_id', 'author_id', 'text'])
+    .expression((eb) => eb.selectFrom('posts')
+      .select([
+        'posts.id',
+        eb.cast<number>(eb.val(input.authorId), 'bigint').as('author_id'),
+        eb.cast<string>(eb.val(input.text), 'text').as('text')
+      ])
+      .where('posts.id', '=', input.postId))
+    .returning(representation)
+    .executeTakeFirst()
+}
+
+/** Throws to refuse a write (a stale `If-Match`); runs on the current row, locked. */
+export type CommentPrecondition = (current: Comment) => void
+
+export async function deleteComment (db: Db, id: number, check?: CommentPrecondition): Promise<boolean> {
+  if (check === undefined) {
+    const result = await db.deleteFrom('comments').where('id', '=', id).executeTakeFirst()
+    return result.numDeletedRows > 0n
+  }
+  return db.transaction().execute(async (trx) => {
+    const current = await trx.selectFrom('comments').select(representation).where('id', '=', id).forUpdate().executeTakeFirst()
+    if (current === undefined) return false
+    check(current)
+    await trx.deleteFrom('comments').where('id', '=', id).execute()
+    return true
+  })
+}
+
+/** The author of a comment, for the owner-or-admin rule; undefined when there is no such comment. */
+export async function commentAuthor (db: Db, id: number): Promise<number | undefined> {
+  const row = await db.selectFrom('comments').select('author_id').where('id', '=', id).executeTakeFirst()
+  return row?.author_id
+}
+
+// Batch loaders (one statement each, whatever the number of ids), for `include=` and GraphQL.
+
+/** The first `limit` comments (by id) of each post. */
+export async function commentsByPostIds (db: Db, postIds: readonly number[], limit = EMBEDDED_LIMIT): Promise<Map<number, Comment[]>> {
+  return firstChildren<Comment & Row>(db, 'comments', 'post_id', postIds, commentList.columns, limit)
+}
+
+export async function findCommentsByIds (db: Db, ids: readonly number[]): Promise<Map<number, Comment>> {
+  return rowsById<Comment & Row>(db, 'comments', ids, commentList.columns)
+}

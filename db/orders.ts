@@ -1,0 +1,216 @@
+import { sql } from 'kysely'
+import { badRequest, conflict, unprocessable } from '../schema/errors.js'
+import { orderIncludable } from '../schema/orders.js'
+import type { Db } from './connect.js'
+import { paginate, parseFields, selectColumns, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
+import { parseInclude, rowsById } from './relations.js'
+import type { OrderStatus } from './types.js'
+import type { User } from './users.js'
+
+export interface OrderItem {
+  product_id: number
+  quantity: number
+  unit_price: number
+}
+
+export interface Order {
+  id: number
+  user_id: number
+  status: OrderStatus
+  total: number
+  created_at: Date
+  items: OrderItem[]
+}
+/** An order narrowed by `fields=`, with `user` when `include=user`. */
+export type OrderSelection = Partial<Order> & Pick<Order, 'id'> & { user?: User }
+
+const orderColumns = ['id', 'user_id', 'status', 'total', 'created_at'] as const
+/** The fields of the representation: the table's columns and `items`, which lives in order_items. */
+const orderFields = ['id', 'user_id', 'status', 'items', 'total', 'created_at']
+const userColumns = ['id', 'name', 'email', 'created_at']
+const itemColumns = ['product_id', 'quantity', 'unit_price'] as const
+
+export const orderList: ListSpec<'orders'> = {
+  table: 'orders',
+  columns: orderColumns,
+  sortable: { id: {}, created_at: {}, total: {} }
+}
+
+/** What to load besides the orders' own columns. */
+interface Shape {
+  /** `fields=` for the orders table alone (undefined: every column). */
+  columns: string | undefined
+  items: boolean
+  user: boolean
+  /** `user_id` is read only to embed the user, and left out of the answer. */
+  dropUserId: boolean
+}
+
+function shapeOf (fields: string | undefined, include: string | undefined): Shape {
+  const user = parseInclude(orderIncludable, include).has('user')
+  if (fields === undefined) return { columns: undefined, items: true, user, dropUserId: false }
+  const wanted = fields.split(',').map((f) => f.trim()).filter((f) => f !== '')
+  for (const field of wanted) {
+    if (!orderFields.includes(field)) throw badRequest(`unknown field "${field}"; fields: ${orderFields.join(', ')}`, 'fields')
+  }
+  const columns = wanted.filter((f) => f !== 'items')
+  const dropUserId = user && !columns.includes('user_id')
+  if (dropUserId) columns.push('user_id')
+  return { columns: columns.join(','), items: wanted.includes('items'), user, dropUserId }
+}
+
+/** The items of every order in `orderIds`, in ONE statement (never one per order), by product id. */
+async function itemsOf (db: Db, orderIds: readonly number[]): Promise<Map<number, OrderItem[]>> {
+  const byOrder = new Map<number, OrderItem[]>(orderIds.map((id) => [id, []]))
+  if (orderIds.length === 0) return byOrder
+  const rows = await db.selectFrom('order_items')
+    .select(['order_id', ...itemColumns])
+    .where('order_id', '=', sql<number>`any(${[...new Set(orderIds)]}::bigint[])`)
+    .orderBy('order_id').orderBy('product_id')
+    .execute()
+  for (const { order_id: orderId, ...item } of rows) byOrder.get(orderId)?.push(item)
+  return byOrder
+}
+
+/** Adds `items` and `user` to a page of orders: at most one statement for each, whatever the page size. */
+async function complete (db: Db, rows: Row[], shape: Shape): Promise<OrderSelection[]> {
+  const [items, users] = await Promise.all([
+    shape.items ? itemsOf(db, rows.map((r) => r.id)) : undefined,
+    shape.user ? rowsById<User>(db, 'users', rows.map((r) => r.user_id as number), userColumns) : undefined
+  ])
+  return rows.map((row) => {
+    const order: OrderSelection & Record<string, unknown> = { ...row }
+    if (items !== undefined) order.items = items.get(row.id) ?? []
+    if (users !== undefined) order.user = users.get(row.user_id as number)
+    if (shape.dropUserId) delete order.user_id
+    return order
+  })
+}
+
+export interface OrderFilters {
+  status?: OrderStatus | undefined
+  /** Only this user's orders (a user's own list, or `/users/{id}/orders`). */
+  user_id?: number | undefined
+  include?: string | undefined
+}
+
+export async function listOrders (db: Db, params: ListParams & OrderFilters, context: Omit<ListContext, 'filters'>): Promise<ListPage<OrderSelection>> {
+  const shape = shapeOf(params.fields, params.include)
+  const filters = { status: params.status, user_id: params.user_id }
+  let query = db.selectFrom('orders')
+  if (filters.user_id !== undefined) query = query.where('user_id', '=', filters.user_id)
+  if (filters.status !== undefined) query = query.where('status', '=', filters.status)
+  const page = await paginate(query, orderList, { ...params, fields: shape.columns }, { ...context, filters })
+  return { ...page, data: await complete(db, page.data, shape) }
+}
+
+export async function findOrder (db: Db, id: number, fields?: string, include?: string): Promise<OrderSelection | undefined> {
+  const shape = shapeOf(fields, include)
+  const query = selectColumns(db.selectFrom('orders').where('id', '=', id), orderList, parseFields(orderList, shape.columns))
+  const row = await query.executeTakeFirst() as Row | undefined
+  if (row === undefined) return undefined
+  const [order] = await complete(db, [row], shape)
+  return order
+}
+
+/** The id of the user who placed the order, or undefined when there is no such order. */
+export async function orderOwner (db: Db, id: number): Promise<number | undefined> {
+  const row = await db.selectFrom('orders').select('user_id').where('id', '=', id).executeTakeFirst()
+  return row?.user_id
+}
+
+export interface OrderLine {
+  product_id: number
+  quantity: number
+}
+
+/** numeric(12, 2) holds at most this many cents. */
+const MAX_CENTS = 999_999_999_999
+
+async function shortage (db: Db, line: OrderLine, index: number) {
+  const product = await db.selectFrom('products').select('stock').where('id', '=', line.product_id).executeTakeFirst()
+  if (product === undefined) return unprocessable(`product ${line.product_id} does not exist`, `items.${index}.product_id`)
+  return unprocessable(`product ${line.product_id} has only ${product.stock} in stock`, `items.${index}.quantity`)
+}
+
+/**
+ * Places an order and takes its stock in ONE transaction. Each line takes stock with a single
+ * conditional UPDATE (`stock >= quantity`), so concurrent orders can never oversell: the row lock
+ * makes a second taker wait and re-check. Lines are taken in product id order, so two orders
+ * lock their products in the same order and cannot deadlock. A product listed twice is 400.
+ */
+export async function createOrder (db: Db, userId: number, lines: readonly OrderLine[]): Promise<Order> {
+  const positions = new Map<number, number>()
+  lines.forEach((line, index) => {
+    const first = positions.get(line.product_id)
+    if (first !== undefined) {
+      throw badRequest(`product ${line.product_id} is already in items.${first}; list each product once`, `items.${index}.product_id`)
+    }
+    positions.set(line.product_id, index)
+  })
+  const sorted = [...lines].sort((a, b) => a.product_id - b.product_id)
+  return db.transaction().execute(async (trx) => {
+    const items: OrderItem[] = []
+    let cents = 0
+    for (const line of sorted) {
+      const taken = await trx.updateTable('products')
+        .set({ stock: sql<number>`stock - ${line.quantity}` })
+        .where('id', '=', line.product_id)
+        .where('stock', '>=', line.quantity)
+        .returning('price')
+        .executeTakeFirst()
+      if (taken === undefined) throw await shortage(trx, line, positions.get(line.product_id) ?? 0)
+      items.push({ product_id: line.product_id, quantity: line.quantity, unit_price: taken.price })
+      cents += Math.round(taken.price * 100) * line.quantity
+    }
+    if (cents > MAX_CENTS) throw unprocessable('the order total is too large', 'items')
+    const order = await trx.insertInto('orders')
+      .values({ user_id: userId, total: cents / 100 })
+      .returning(orderColumns)
+      .executeTakeFirstOrThrow()
+    await trx.insertInto('order_items').values(items.map((item) => ({ order_id: order.id, ...item }))).execute()
+    return { ...order, items }
+  })
+}
+
+const transitions = {
+  pay: { to: 'paid', from: ['pending'] },
+  ship: { to: 'shipped', from: ['paid'] },
+  cancel: { to: 'cancelled', from: ['pending', 'paid'] }
+} as const satisfies Record<string, { to: OrderStatus, from: readonly OrderStatus[] }>
+
+export type Transition = keyof typeof transitions
+
+/**
+ * Moves an order along `pending → paid → shipped` or to `cancelled`, with one conditional UPDATE
+ * (`status in (…)`), so two racing transitions cannot both win. Cancelling gives the stock back
+ * in the same transaction. Undefined when there is no such order; 409 when the move is illegal.
+ */
+export async function transitionOrder (db: Db, id: number, transition: Transition): Promise<Order | undefined> {
+  const { to, from } = transitions[transition]
+  return db.transaction().execute(async (trx) => {
+    const moved = await trx.updateTable('orders')
+      .set({ status: to })
+      .where('id', '=', id)
+      .where('status', 'in', from)
+      .returning(orderColumns)
+      .executeTakeFirst()
+    if (moved === undefined) {
+      const current = await trx.selectFrom('orders').select('status').where('id', '=', id).executeTakeFirst()
+      if (current === undefined) return undefined
+      throw conflict(`cannot ${transition} an order that is ${current.status}`)
+    }
+    const items = (await itemsOf(trx, [id])).get(id) ?? []
+    if (to === 'cancelled' && items.length > 0) {
+      // Lock the products in id order first, as placing an order does, so that the two cannot deadlock.
+      await trx.selectFrom('products').select('id').where('id', 'in', items.map((i) => i.product_id)).orderBy('id').forUpdate().execute()
+      await trx.updateTable('products')
+        .from('order_items')
+        .set((eb) => ({ stock: eb('products.stock', '+', eb.ref('order_items.quantity')) }))
+        .whereRef('products.id', '=', 'order_items.product_id')
+        .where('order_items.order_id', '=', id)
+        .execute()
+    }
+    return { ...moved, items }
+  })
+}

@@ -1,0 +1,120 @@
+import { sql, type RawBuilder } from 'kysely'
+import { conflict, unprocessable } from '../schema/errors.js'
+import type { Db } from './connect.js'
+import { paginate, parseFields, selectColumns, type ListContext, type ListPage, type ListParams, type ListSpec } from './pagination.js'
+import { parseInclude } from './relations.js'
+import { matches } from './search.js'
+import type { ProductsTable } from './types.js'
+
+export interface Product {
+  id: number
+  name: string
+  description: string | null
+  category: string
+  price: number
+  stock: number
+  created_at: Date
+}
+export type ProductSelection = Partial<Product> & Pick<Product, 'id'>
+
+const representation = ['id', 'name', 'description', 'category', 'price', 'stock', 'created_at'] as const
+
+export const productList: ListSpec<'products'> = {
+  table: 'products',
+  columns: representation,
+  sortable: { id: {}, name: {}, price: {}, created_at: {} }
+}
+
+export interface ProductFilters {
+  category?: string | undefined
+  price_min?: number | undefined
+  price_max?: number | undefined
+  in_stock?: boolean | undefined
+  q?: string | undefined
+  include?: string | undefined
+}
+
+/** `q` on exactly the expression `products_search_idx` was built on, so the trigram index serves it. */
+export function productMatches (q: string): RawBuilder<boolean> {
+  return matches(sql`(name || ' ' || coalesce(description, ''))`, q)
+}
+
+export async function listProducts (db: Db, params: ListParams & ProductFilters, context: Omit<ListContext, 'filters'>): Promise<ListPage> {
+  parseInclude([], params.include)
+  const { category, price_min: min, price_max: max, in_stock: inStock, q } = params
+  if (min !== undefined && max !== undefined && min > max) throw unprocessable('price_min must not be above price_max', 'price_min')
+  let query = db.selectFrom('products')
+  if (category !== undefined) query = query.where('category', '=', category)
+  if (min !== undefined) query = query.where('price', '>=', min)
+  if (max !== undefined) query = query.where('price', '<=', max)
+  if (inStock !== undefined) query = query.where('stock', inStock ? '>' : '=', 0)
+  if (q !== undefined) query = query.where(productMatches(q))
+  return paginate(query, productList, params, { ...context, filters: { category, price_min: min, price_max: max, in_stock: inStock, q } })
+}
+
+export async function findProduct (db: Db, id: number, fields?: string, include?: string): Promise<ProductSelection | undefined> {
+  parseInclude([], include)
+  const query = selectColumns(db.selectFrom('products').where('id', '=', id), productList, parseFields(productList, fields))
+  return await query.executeTakeFirst() as ProductSelection | undefined
+}
+
+export interface NewProduct {
+  name: string
+  description?: string | null | undefined
+  category: string
+  price: number
+  stock?: number | undefined
+}
+
+export async function createProduct (db: Db, input: NewProduct): Promise<Product> {
+  return db.insertInto('products')
+    .values({ ...input, description: input.description ?? null, stock: input.stock ?? 0 })
+    .returning(representation)
+    .executeTakeFirstOrThrow()
+}
+
+export type ProductChanges = Partial<Omit<ProductsTable, 'id' | 'created_at'>>
+
+/** Runs on the current row, locked, inside the write's transaction; throws to refuse the write (a stale `If-Match`). */
+export type ProductPrecondition = (current: Product) => void
+
+/**
+ * Applies `changes` (every field for PUT, the ones sent for PATCH); undefined when there is no
+ * such product. With a `check`, the row is locked and checked first, in the same transaction.
+ */
+export async function updateProduct (db: Db, id: number, changes: ProductChanges, check?: ProductPrecondition): Promise<Product | undefined> {
+  const values = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined))
+  if (check === undefined && Object.keys(values).length > 0) {
+    return db.updateTable('products').set(values).where('id', '=', id).returning(representation).executeTakeFirst()
+  }
+  return db.transaction().execute(async (trx) => {
+    const current = await trx.selectFrom('products').select(representation).where('id', '=', id).forUpdate().executeTakeFirst()
+    if (current === undefined) return undefined
+    check?.(current)
+    if (Object.keys(values).length === 0) return current
+    return trx.updateTable('products').set(values).where('id', '=', id).returning(representation).executeTakeFirst()
+  })
+}
+
+const referencedByOrders = () => conflict('the product is part of orders and cannot be deleted')
+
+/** False when there is no such product; 409 when orders refer to it (the foreign key restricts). */
+export async function deleteProduct (db: Db, id: number, check?: ProductPrecondition): Promise<boolean> {
+  const remove = async (trx: Db): Promise<boolean> => {
+    if (check !== undefined) {
+      const current = await trx.selectFrom('products').select(representation).where('id', '=', id).forUpdate().executeTakeFirst()
+      if (current === undefined) return false
+      check(current)
+    }
+    const result = await trx.deleteFrom('products').where('id', '=', id).executeTakeFirst()
+    return result.numDeletedRows > 0n
+  }
+  try {
+    return await (check === undefined ? remove(db) : db.transaction().execute(remove))
+  } catch (error) {
+    // order_items.product_id ON DELETE RESTRICT: orders still refer to the product. That is a
+    // conflict with the resource's state, not a missing reference in the input (the generic 23503 → 422).
+    if ((error as { code?: unknown }).code === '23503') throw referencedByOrders()
+    throw error
+  }
+}

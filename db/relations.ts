@@ -1,0 +1,62 @@
+import { sql } from 'kysely'
+import { badRequest } from '../schema/errors.js'
+import type { Db } from './connect.js'
+import type { Database } from './types.js'
+
+/** Embedded lists (`include=`, GraphQL nested lists by default) stop at this many items. */
+export const EMBEDDED_LIMIT = 20
+
+type Row = Record<string, unknown>
+
+/** `include=a,b` checked against what the resource can embed; unknown → 400 on `include`. */
+export function parseInclude<T extends string> (allowed: readonly T[], include: string | undefined): Set<T> {
+  const wanted = new Set<T>()
+  if (include === undefined) return wanted
+  for (const name of include.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+    if (!(allowed as readonly string[]).includes(name)) {
+      throw badRequest(`cannot include "${name}"; includable: ${allowed.join(', ') || 'nothing'}`, 'include')
+    }
+    wanted.add(name as T)
+  }
+  return wanted
+}
+
+/**
+ * The first `limit` rows of `table` (by id) for each of `parentIds`, in ONE statement: a window
+ * function numbers the children of each parent, so no query runs per parent.
+ */
+export async function firstChildren<R extends Row> (
+  db: Db,
+  table: keyof Database,
+  foreignKey: string,
+  parentIds: readonly number[],
+  columns: readonly string[],
+  limit = EMBEDDED_LIMIT
+): Promise<Map<number, R[]>> {
+  const byParent = new Map<number, R[]>(parentIds.map((id) => [id, []]))
+  if (parentIds.length === 0) return byParent
+  const selected = sql.join(columns.map((c) => sql.ref(c)))
+  const { rows } = await sql<R & { tandem_rank: number }>`
+    select * from (
+      select ${selected}, row_number() over (partition by ${sql.ref(foreignKey)} order by id) as tandem_rank
+      from ${sql.table(table)}
+      where ${sql.ref(foreignKey)} = any(${[...new Set(parentIds)]}::bigint[])
+    ) ranked
+    where tandem_rank <= ${limit}
+    order by ${sql.ref(foreignKey)}, id`.execute(db)
+  for (const row of rows) {
+    const { tandem_rank: _rank, ...child } = row
+    byParent.get(Number(row[foreignKey]))?.push(child as unknown as R)
+  }
+  return byParent
+}
+
+/** Rows of `table` whose id is one of `ids`, in ONE statement, keyed by id. */
+export async function rowsById<R extends Row> (db: Db, table: keyof Database, ids: readonly number[], columns: readonly string[]): Promise<Map<number, R>> {
+  const found = new Map<number, R>()
+  if (ids.length === 0) return found
+  const selected = sql.join(columns.map((c) => sql.ref(c)))
+  const { rows } = await sql<R>`select ${selected} from ${sql.table(table)} where id = any(${[...new Set(ids)]}::bigint[])`.execute(db)
+  for (const row of rows) found.set(Number(row.id), row)
+  return found
+}

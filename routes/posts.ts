@@ -1,0 +1,80 @@
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { createPost, deletePost, findPost, listPosts, listUserPosts, postAuthor, updatePost } from '../db/posts.js'
+import { ownerOrAdmin, requireAuth } from '../plugins/auth.js'
+import type { TandemEventMap } from '../plugins/events.js'
+import { IdParams, ItemQuery, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
+import { notFound } from '../schema/errors.js'
+import { PatchPostBody, Post, PostFields, PostList, PostListQuery, ReplacePostBody, UserPostListQuery } from '../schema/posts.js'
+import { etagOf, ifMatch, sendEntity } from './conditional.js'
+import { found, sendList } from './reply.js'
+
+const tags = ['posts']
+
+/**
+ * Tells GraphQL subscribers of a committed write, when the event bus is there. Not awaited: the
+ * answer does not wait on the bus (Redis, say), and a failure to tell does not undo the write.
+ */
+export function announce<T extends keyof TandemEventMap> (app: FastifyInstance, topic: T, payload: TandemEventMap[T]): void {
+  if (!app.hasDecorator('tandemEvents')) return
+  app.tandemEvents.publish(topic, payload).catch((err: unknown) => { app.log.warn({ err, topic }, 'could not publish an event') })
+}
+
+/** REST transport of posts: validation and serialization by schema, data from `db/posts`. */
+const postsRoutes: FastifyPluginAsync = async (fastify) => {
+  requireAuth(fastify)
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  const secret = () => app.tandemConfig.jwtSecret
+  const author = ownerOrAdmin(async (request: FastifyRequest) => postAuthor(app.db, (request.params as { id: number }).id))
+
+  app.get('/posts', {
+    config: { auth: 'authenticated' },
+    schema: { tags, summary: 'List posts', querystring: PostListQuery, response: { 200: PostList, ...errors(400, 401, 429) } }
+  }, async (request, reply) => sendList(request, reply, await listPosts(app.db, request.query, { secret: secret() })))
+
+  app.get('/users/:id/posts', {
+    config: { auth: 'authenticated' },
+    schema: { tags, summary: 'List the posts of a user', params: IdParams, querystring: UserPostListQuery, response: { 200: PostList, ...errors(400, 401, 404, 429) } }
+  }, async (request, reply) => sendList(request, reply, found(await listUserPosts(app.db, request.params.id, request.query, { secret: secret() }), 'user')))
+
+  app.get('/posts/:id', {
+    config: { auth: 'authenticated' },
+    schema: { tags, summary: 'Get a post', params: IdParams, querystring: ItemQuery, response: { 200: PostFields, 304: NotModified, ...errors(400, 401, 404, 429) } }
+  }, async (request, reply) => sendEntity(request, reply, found(await findPost(app.db, request.params.id, request.query), 'post')))
+
+  app.post('/posts', {
+    config: { auth: 'authenticated' },
+    schema: { tags, summary: 'Write a post (as its author)', querystring: WriteQuery, body: ReplacePostBody, response: { 201: Post, ...errors(400, 401, 409, 413, 415, 422, 429) } }
+  }, async (request, reply) => {
+    const post = await createPost(app.db, { authorId: request.user.sub, ...request.body })
+    announce(app, 'postCreated', { post: { ...post } })
+    const collection = (request.url.split('?')[0] ?? '').replace(/\/$/, '')
+    return reply.code(201).header('location', `${collection}/${post.id}`).header('etag', etagOf(post)).send(post)
+  })
+
+  app.put('/posts/:id', {
+    config: { auth: author },
+    schema: { tags, summary: 'Replace a post', params: IdParams, querystring: WriteQuery, body: ReplacePostBody, response: { 200: Post, ...errors(400, 401, 403, 404, 412, 413, 415, 429) } }
+  }, async (request, reply) => {
+    const post = found(await updatePost(app.db, request.params.id, request.body, ifMatch(request)), 'post')
+    return reply.header('etag', etagOf(post)).send(post)
+  })
+
+  app.patch('/posts/:id', {
+    config: { auth: author },
+    schema: { tags, summary: 'Change some fields of a post', params: IdParams, querystring: WriteQuery, body: PatchPostBody, response: { 200: Post, ...errors(400, 401, 403, 404, 412, 413, 415, 429) } }
+  }, async (request, reply) => {
+    const post = found(await updatePost(app.db, request.params.id, request.body, ifMatch(request)), 'post')
+    return reply.header('etag', etagOf(post)).send(post)
+  })
+
+  app.delete('/posts/:id', {
+    config: { auth: author },
+    schema: { tags, summary: 'Delete a post and its comments', params: IdParams, querystring: WriteQuery, response: { 204: NoContent, ...errors(400, 401, 403, 404, 412, 429) } }
+  }, async (request, reply) => {
+    if (!await deletePost(app.db, request.params.id, ifMatch(request))) throw notFound('post')
+    return reply.code(204).send(null)
+  })
+}
+
+export default postsRoutes

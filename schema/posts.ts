@@ -1,0 +1,43 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Id, ListOf, ListQuery, Selectable, Timestamp } from './common.js'
+import { Comment } from './comments.js'
+import { User } from './users.js'
+
+const Title = Type.String({ minLength: 1, maxLength: 300 })
+const Content = Type.String({ minLength: 1, maxLength: 100_000 })
+
+export const Post = Type.Object({
+  id: Id,
+  author_id: Id,
+  title: Title,
+  content: Content,
+  created_at: Timestamp,
+  updated_at: Timestamp
+}, { additionalProperties: false })
+
+/** A post as `fields=` narrows it, with the relations `include=` embeds. */
+export const PostFields = Selectable({
+  author_id: Id,
+  title: Title,
+  content: Content,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  author: User,
+  comments: Type.Array(Comment, { maxItems: 20, description: 'The first 20 comments, by id.' })
+})
+
+export const ReplacePostBody = Type.Object({ title: Title, content: Content }, { additionalProperties: false })
+export type ReplacePostBodyType = Static<typeof ReplacePostBody>
+
+export const PatchPostBody = Type.Partial(ReplacePostBody, { additionalProperties: false })
+
+export const postSortable = ['id', 'created_at', 'title'] as const
+
+/** A user's posts: the author is the path's. */
+export const UserPostListQuery = ListQuery(postSortable, {})
+export type UserPostListQueryType = Static<typeof UserPostListQuery>
+
+export const PostListQuery = ListQuery(postSortable, { author_id: Type.Optional(Id) })
+export type PostListQueryType = Static<typeof PostListQuery>
+
+export const PostList = ListOf(PostFields)

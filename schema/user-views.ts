@@ -1,0 +1,16 @@
+import { Type } from '@sinclair/typebox'
+import { ListOf } from './common.js'
+import { Post } from './posts.js'
+import { Profile } from './profiles.js'
+import { UserFields } from './users.js'
+
+/** A user as GETs return it: narrowed by `fields=`, with what `include=posts,profile` embeds. */
+export const UserView = Type.Composite([
+  UserFields,
+  Type.Partial(Type.Object({
+    posts: Type.Array(Post, { maxItems: 20, description: 'The first 20 posts, by id.' }),
+    profile: Type.Union([Profile, Type.Null()])
+  }))
+])
+
+export const UserViewList = ListOf(UserView)
