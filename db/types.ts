@@ -68,6 +68,53 @@ export interface OrderItemsTable {
   unit_price: number
 }
 
+export interface RevokedTokensTable {
+  jti: string
+  expires_at: Date
+  revoked_at: CreatedAt
+}
+
+export type UserTokenKind = 'verify_email' | 'reset_password'
+
+export interface UserTokensTable {
+  token_hash: string
+  user_id: number
+  kind: UserTokenKind
+  /** The address the token was sent to: verifying it only counts while the user still has it. */
+  email: string
+  expires_at: Date
+  used_at: Date | null
+  created_at: CreatedAt
+}
+
+export interface EmailOutboxTable {
+  id: Id
+  recipient: string
+  kind: string
+  subject: string
+  body: string
+  created_at: CreatedAt
+  sent_at: Date | null
+}
+
+/** GraphQL documents of automatic persisted queries, by the hex SHA-256 of their text. */
+export interface PersistedQueriesTable {
+  sha256: string
+  query: string
+  created_at: CreatedAt
+}
+
+export interface IdempotencyKeysTable {
+  scope: string
+  key: string
+  request_hash: string
+  status_code: number | null
+  /** jsonb: written as JSON text, read back parsed. */
+  headers: ColumnType<Record<string, string> | null, string | null, string | null>
+  body: string | null
+  created_at: CreatedAt
+}
+
 export interface Database {
   users: UsersTable
   profiles: ProfilesTable
@@ -76,6 +123,11 @@ export interface Database {
   products: ProductsTable
   orders: OrdersTable
   order_items: OrderItemsTable
+  revoked_tokens: RevokedTokensTable
+  user_tokens: UserTokensTable
+  email_outbox: EmailOutboxTable
+  persisted_queries: PersistedQueriesTable
+  idempotency_keys: IdempotencyKeysTable
 }
 
 export type UserRow = Selectable<UsersTable>

@@ -1,16 +1,55 @@
-import type { FastifyServerOptions } from 'fastify'
+import type { FastifyRequest, FastifyServerOptions } from 'fastify'
 import type { ResolvedConfig } from './config.js'
+import { requestIdOf } from './security.js'
+
+// Query parameters whose values never reach the log: credentials, and GraphQL documents and
+// variables sent by GET (`login(password: "…")` would otherwise be logged with the URL).
+const SECRET_PARAMETER = /^(password|token|access_token|secret|api_key|authorization|query|variables)$/i
+
+/** The URL with the values of secret-looking query parameters replaced by `[redacted]`. */
+export function redactUrl (url: string): string {
+  const question = url.indexOf('?')
+  if (question === -1) return url
+  const query = url.slice(question + 1).split('&').map((pair) => {
+    const equals = pair.indexOf('=')
+    if (equals === -1) return pair
+    let name = pair.slice(0, equals)
+    try { name = decodeURIComponent(name) } catch {}
+    return SECRET_PARAMETER.test(name) ? `${pair.slice(0, equals)}=[redacted]` : pair
+  })
+  return `${url.slice(0, question)}?${query.join('&')}`
+}
+
+/** Fastify's own request serializer, with `redactUrl`. */
+function serializeRequest (request: FastifyRequest) {
+  return {
+    method: request.method,
+    url: redactUrl(request.url),
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort
+  }
+}
 
 /** The Fastify options Tandem's own server runs with; a host application can reuse them. */
 export function serverOptions (config: Pick<ResolvedConfig, 'logLevel'>): FastifyServerOptions {
   return {
     logger: {
       level: config.logLevel,
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.accessToken', '*.token'], censor: '[redacted]' }
+      serializers: { req: serializeRequest },
+      redact: {
+        paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.accessToken', '*.token', '*.*.password', '*.*.accessToken', '*.*.token'],
+        censor: '[redacted]'
+      }
     },
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 200 },
     bodyLimit: 1024 * 1024,
-    requestIdHeader: 'x-request-id',
+    // Opening the embedded database and migrating it can take a while on a busy, small machine.
+    pluginTimeout: 60_000,
+    // `x-request-id` is read by `requestIdOf`, which accepts it only when safe to log and echo
+    // (Fastify's `requestIdHeader` would take any value as it comes).
+    requestIdHeader: false,
+    genReqId: requestIdOf,
     return503OnClosing: true,
     forceCloseConnections: 'idle'
   }

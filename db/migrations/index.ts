@@ -1,7 +1,15 @@
 import type { Migration } from 'kysely'
 import * as initial from './0001_initial.js'
+import * as auth from './0002_auth.js'
+import * as idempotency from './0003_idempotency.js'
+import * as posts from './0004_posts.js'
+import * as persistedQueries from './0006_persisted_queries.js'
 
 /** Every migration, in order. Listed statically so that they ship inside `dist/` with no file lookups. */
 export const migrations: Record<string, Migration> = {
-  '0001_initial': initial
+  '0001_initial': initial,
+  '0002_auth': auth,
+  '0003_idempotency': idempotency,
+  '0004_posts': posts,
+  '0006_persisted_queries': persistedQueries
 }

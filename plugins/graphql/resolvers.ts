@@ -1,0 +1,250 @@
+import { GraphQLError, GraphQLScalarType, Kind } from 'graphql'
+import type { IResolvers, MercuriusLoaders } from 'mercurius'
+import { encodeCursor, fingerprint } from '../../db/cursor.js'
+import { createComment, commentsByPostIds, type Comment } from '../../db/comments.js'
+import { createPost, findPost, findPostsByIds, postsByAuthorIds, usersByIds, type Post } from '../../db/posts.js'
+import { createUser, deleteUser, findUser, listUsers, updateUser, type User } from '../../db/users.js'
+import { graphqlCode, notFound, forbidden, TandemError } from '../../schema/errors.js'
+import { CreateCommentBody } from '../../schema/comments.js'
+import { ReplacePostBody } from '../../schema/posts.js'
+import { CreateUserBody, PatchUserBody } from '../../schema/users.js'
+import type { TandemEventMap } from '../events.js'
+import { hashPassword } from '../passwords.js'
+import { assertSelfOrAdmin, type TandemGraphqlContext } from './context.js'
+import { checkInput, listLimit, parseId } from './inputs.js'
+
+type Context = TandemGraphqlContext
+type Args = Record<string, unknown>
+type Input = Record<string, unknown>
+
+/** `DateTime`: a Date (or an ISO string from a JSON event) out, an ISO-8601 string in. */
+export const DateTime = new GraphQLScalarType<Date, string>({
+  name: 'DateTime',
+  description: 'An instant, written as an ISO-8601 string in UTC.',
+  serialize (value) {
+    const date = value instanceof Date ? value : new Date(value as string)
+    if (Number.isNaN(date.getTime())) throw new TypeError('DateTime cannot represent an invalid date')
+    return date.toISOString()
+  },
+  parseValue (value) {
+    const date = typeof value === 'string' ? new Date(value) : new Date(Number.NaN)
+    if (Number.isNaN(date.getTime())) throw new GraphQLError('DateTime must be an ISO-8601 string')
+    return date
+  },
+  parseLiteral (ast) {
+    const date = ast.kind === Kind.STRING ? new Date(ast.value) : new Date(Number.NaN)
+    if (Number.isNaN(date.getTime())) throw new GraphQLError('DateTime must be an ISO-8601 string')
+    return date
+  }
+})
+
+// The filters `usersConnection` lists with (none): its cursors are those of `GET /users`.
+const connectionFilters = fingerprint({})
+
+/** The cursor that continues after `user`, exactly as db/pagination makes it for ascending id. */
+function cursorAfter (secret: string, user: { id: number }): string {
+  return encodeCursor(secret, { s: 'id', d: 'asc', f: connectionFilters, i: user.id })
+}
+
+/** Runs a subscription resolver step; its errors reach the client with their code (subscriptions bypass the errorFormatter). */
+async function subscriptionStep<T> (step: () => Promise<T>): Promise<T> {
+  try {
+    return await step()
+  } catch (error) {
+    if (error instanceof TandemError) {
+      throw new GraphQLError(error.message, { extensions: error.field === undefined ? { code: graphqlCode(error.code) } : { code: graphqlCode(error.code), field: error.field } })
+    }
+    throw error
+  }
+}
+
+/** The events of `source` that `keep` accepts. */
+async function * only<T> (source: AsyncIterable<T>, keep: (value: T) => boolean): AsyncGenerator<T> {
+  for await (const value of source) if (keep(value)) yield value
+}
+
+type PostCreated = TandemEventMap['postCreated']
+type CommentAdded = TandemEventMap['commentAdded']
+
+/**
+ * Every resolver. Root fields check the caller as the resource style does and call `db/`; the
+ * type resolvers below the roots are the one place where database names (`created_at`) become
+ * GraphQL names (`createdAt`). Relations are resolved by the loaders.
+ */
+export function resolvers (): IResolvers<any, Context> {
+  return {
+    DateTime,
+    Query: {
+      async user (_root, args: Args, ctx: Context) {
+        await ctx.viewer()
+        return await findUser(ctx.app.db, parseId(args.id, 'id')) ?? null
+      },
+      async users (_root, args: Args, ctx: Context) {
+        await ctx.viewer()
+        const page = await listUsers(ctx.app.db, { limit: args.limit as number | undefined ?? undefined, offset: args.offset as number | undefined ?? undefined }, { secret: ctx.app.tandemConfig.jwtSecret })
+        return page.data
+      },
+      async post (_root, args: Args, ctx: Context) {
+        await ctx.viewer()
+        return await findPost(ctx.app.db, parseId(args.id, 'id')) ?? null
+      },
+      async usersConnection (_root, args: Args, ctx: Context) {
+        await ctx.viewer()
+        const secret = ctx.app.tandemConfig.jwtSecret
+        const params = { limit: listLimit(args.first, 'first'), cursor: args.after as string | undefined ?? undefined }
+        const page = await listUsers(ctx.app.db, params, { secret })
+        const edges = page.data.map((node) => ({ cursor: cursorAfter(secret, node), node }))
+        const hasNextPage = 'pagination' in page && page.pagination.hasMore
+        return { edges, pageInfo: { hasNextPage, endCursor: edges[edges.length - 1]?.cursor ?? null } }
+      }
+    },
+    Mutation: {
+      async createUser (_root, args: Args, ctx: Context) {
+        const input = checkInput<{ name: string, email: string, password?: string }>(CreateUserBody, args.input as Input)
+        const passwordHash = input.password === undefined ? null : await hashPassword(input.password)
+        return createUser(ctx.app.db, { name: input.name, email: input.email, passwordHash })
+      },
+      async updateUser (_root, args: Args, ctx: Context) {
+        const viewer = await ctx.viewer()
+        const id = parseId(args.id, 'id')
+        assertSelfOrAdmin(viewer, id)
+        const input = checkInput<{ name?: string, email?: string }>(PatchUserBody, args.input as Input)
+        const user = await updateUser(ctx.app.db, id, input)
+        if (user === undefined) throw notFound('user')
+        return user
+      },
+      async deleteUser (_root, args: Args, ctx: Context) {
+        const viewer = await ctx.viewer()
+        const id = parseId(args.id, 'id')
+        assertSelfOrAdmin(viewer, id)
+        return deleteUser(ctx.app.db, id)
+      },
+      async createPost (_root, args: Args, ctx: Context) {
+        const viewer = await ctx.viewer()
+        const { authorId: rawAuthorId, ...fields } = args.input as Input
+        const authorId = parseId(rawAuthorId, 'authorId')
+        if (authorId !== viewer.sub && viewer.role !== 'admin') throw forbidden('only an administrator may post as another user')
+        const input = checkInput<{ title: string, content: string }>(ReplacePostBody, fields)
+        const post = await createPost(ctx.app.db, { authorId, ...input })
+        await publish(ctx, 'postCreated', { post: post as PostCreated['post'] & Post })
+        return post
+      },
+      async createComment (_root, args: Args, ctx: Context) {
+        const viewer = await ctx.viewer()
+        const { postId: rawPostId, ...fields } = args.input as Input
+        const postId = parseId(rawPostId, 'postId')
+        const { text } = checkInput<{ text: string }>(CreateCommentBody, fields)
+        const comment = await createComment(ctx.app.db, { postId, authorId: viewer.sub, text })
+        if (comment === undefined) throw notFound('post')
+        await publish(ctx, 'commentAdded', { comment: comment as CommentAdded['comment'] & Comment })
+        return comment
+      },
+      async login (_root, args: Args, ctx: Context) {
+        // The same brute-force limits as POST /auth/login, per IP and per account.
+        if (ctx.app.hasDecorator('limitLogin')) await ctx.app.limitLogin(ctx.reply.request, ctx.reply, String(args.email))
+        return ctx.app.accessTokens.login(args.email as string, args.password as string)
+      }
+    },
+    Subscription: {
+      postCreated: {
+        subscribe: async (_root: unknown, args: Args, ctx: Context) => subscriptionStep(async () => {
+          await ctx.viewer()
+          const authorId = args.authorId === undefined || args.authorId === null ? undefined : parseId(args.authorId, 'authorId')
+          const events = await ctx.pubsub.subscribe<PostCreated>('postCreated')
+          return only(events, ({ post }) => authorId === undefined || Number(post.author_id) === authorId)
+        }),
+        resolve: (event: PostCreated) => event.post
+      },
+      commentAdded: {
+        subscribe: async (_root: unknown, args: Args, ctx: Context) => subscriptionStep(async () => {
+          await ctx.viewer()
+          const postId = parseId(args.postId, 'postId')
+          const events = await ctx.pubsub.subscribe<CommentAdded>('commentAdded')
+          return only(events, ({ comment }) => Number(comment.post_id) === postId)
+        }),
+        resolve: (event: CommentAdded) => event.comment
+      }
+    },
+    // Database rows (snake_case) → GraphQL fields (camelCase): here and nowhere else.
+    User: {
+      createdAt: (user: User) => user.created_at
+    },
+    Post: {
+      createdAt: (post: Post) => post.created_at,
+      updatedAt: (post: Post) => post.updated_at
+    },
+    Comment: {
+      createdAt: (comment: Comment) => comment.created_at
+    }
+  }
+}
+
+/** Tells subscribers, after the write has committed; a failure to tell does not undo the write. */
+async function publish<T extends keyof TandemEventMap> (ctx: Context, topic: T, payload: TandemEventMap[T]): Promise<void> {
+  try {
+    await ctx.app.tandemEvents.publish(topic, payload)
+  } catch (error) {
+    ctx.app.log.warn({ err: error, topic }, 'graphql: could not publish an event')
+  }
+}
+
+interface Query<Obj> { obj: Obj, params: Args }
+
+/** Groups the queries of one batch by their `limit`, so that each distinct limit is one statement. */
+async function byLimit<Obj, R> (
+  queries: Array<Query<Obj>>,
+  key: (obj: Obj) => number,
+  load: (ids: number[], limit: number) => Promise<Map<number, R[]>>
+): Promise<Array<R[] | Error>> {
+  const groups = new Map<number, number[]>()
+  const limits = queries.map(({ obj, params }): number | Error => {
+    let limit: number
+    try {
+      limit = listLimit(params.limit)
+    } catch (error) {
+      return error as Error
+    }
+    const ids = groups.get(limit) ?? []
+    ids.push(key(obj))
+    groups.set(limit, ids)
+    return limit
+  })
+  const loaded = new Map<number, Map<number, R[]>>()
+  await Promise.all([...groups].map(async ([limit, ids]) => { loaded.set(limit, await load(ids, limit)) }))
+  // An Error in the answer fails that one field (graphql-js throws it), not the whole batch.
+  return queries.map(({ obj }, i) => {
+    const limit = limits[i] as number | Error
+    return typeof limit === 'number' ? loaded.get(limit)?.get(key(obj)) ?? [] : limit
+  })
+}
+
+/**
+ * Batched loaders: every `User.posts` (or `Post.author`, …) of one level of a query is loaded
+ * by ONE statement, whatever the number of parents.
+ */
+export function loaders (): MercuriusLoaders<Context> {
+  return {
+    User: {
+      posts: async (queries: Array<Query<User>>, ctx) =>
+        byLimit(queries, (user) => user.id, async (ids, limit) => postsByAuthorIds(ctx.app.db, ids, limit))
+    },
+    Post: {
+      author: async (queries: Array<Query<Post>>, ctx) => {
+        const users = await usersByIds(ctx.app.db, queries.map(({ obj }) => obj.author_id))
+        return queries.map(({ obj }) => users.get(Number(obj.author_id)) ?? null)
+      },
+      comments: async (queries: Array<Query<Post>>, ctx) =>
+        byLimit(queries, (post) => post.id, async (ids, limit) => commentsByPostIds(ctx.app.db, ids, limit))
+    },
+    Comment: {
+      author: async (queries: Array<Query<Comment>>, ctx) => {
+        const users = await usersByIds(ctx.app.db, queries.map(({ obj }) => obj.author_id))
+        return queries.map(({ obj }) => users.get(Number(obj.author_id)) ?? null)
+      },
+      post: async (queries: Array<Query<Comment>>, ctx) => {
+        const posts = await findPostsByIds(ctx.app.db, queries.map(({ obj }) => obj.post_id))
+        return queries.map(({ obj }) => posts.get(Number(obj.post_id)) ?? null)
+      }
+    }
+  }
+}
