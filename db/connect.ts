@@ -13,6 +13,11 @@ export interface ConnectOptions {
   dataDir?: string | undefined
   /** Largest number of pooled connections to a real server. */
   poolSize?: number | undefined
+  /**
+   * A real server cancels any statement that runs (or waits on a lock) longer than this, so that a
+   * stuck query cannot hold a pooled connection for ever; the request gets a 503. Default: no limit.
+   */
+  statementTimeoutMillis?: number | undefined
 }
 
 export type Db = Kysely<Database>
@@ -24,10 +29,11 @@ const INT8 = 20
 const NUMERIC = 1700
 const toNumber = (value: string): number => Number(value)
 
-function realServer (databaseUrl: string, poolSize: number): Db {
+function realServer (databaseUrl: string, poolSize: number, statementTimeout: number | undefined): Db {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: poolSize,
+    ...(statementTimeout === undefined ? {} : { statement_timeout: statementTimeout }),
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
     types: {
@@ -35,8 +41,11 @@ function realServer (databaseUrl: string, poolSize: number): Db {
         oid === INT8 || oid === NUMERIC ? toNumber : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser
     }
   })
-  // An idle client that loses its server emits 'error'; without a listener that crashes the process.
+  // A client that loses its server emits 'error'; without a listener that crashes the process.
+  // The pool listens on idle clients only, so every client gets a listener of its own too: a
+  // checked-out one (inside a transaction, say) fails its queries, and the pool drops it on release.
   pool.on('error', () => {})
+  pool.on('connect', (client) => { client.on('error', () => {}) })
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
 }
 
@@ -51,7 +60,7 @@ function embedded (dataDir: string | undefined): Db {
 /** Opens the database and brings its schema up to date. Safe to call from several processes at once. */
 export async function connect (options: ConnectOptions = {}): Promise<Db> {
   const db = options.databaseUrl !== undefined
-    ? realServer(options.databaseUrl, options.poolSize ?? 20)
+    ? realServer(options.databaseUrl, options.poolSize ?? 20, options.statementTimeoutMillis)
     : embedded(options.dataDir)
   try {
     await migrate(db)

@@ -22,7 +22,9 @@ function fieldOf (error: DatabaseErrorLike): string | undefined {
   return error.constraint.replace(table, '').replace(/_(key|fkey|check|pkey|not_null)$/, '')
 }
 
-const connectionCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '53300'])
+// Connection failures, a server shutting down or killing the backend, too many clients, and a
+// statement cancelled by `statement_timeout` (57014): the client can only retry later.
+const connectionCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '53300', '57014'])
 
 /**
  * Translates a driver error (pg or PGlite) into the API's error model, or returns undefined when
@@ -33,7 +35,7 @@ export function fromDatabaseError (error: unknown): TandemError | undefined {
   const e = error as DatabaseErrorLike & { message?: unknown }
   const code = typeof e.code === 'string' ? e.code : undefined
   if (code === undefined) {
-    if (typeof e.message === 'string' && /timeout exceeded when trying to connect|Connection terminated/i.test(e.message)) return unavailable()
+    if (typeof e.message === 'string' && /timeout exceeded when trying to connect|Connection terminated|not queryable/i.test(e.message)) return unavailable()
     return undefined
   }
   if (connectionCodes.has(code) || code.startsWith('08')) return unavailable()
@@ -46,6 +48,8 @@ export function fromDatabaseError (error: unknown): TandemError | undefined {
     case '22001': return badRequest(`${field ?? 'value'} is too long`, field)
     case '22003': return badRequest(`${field ?? 'value'} is out of range`, field)
     case '22P02': case '22007': case '22008': return badRequest('invalid value', field)
+    // PostgreSQL text cannot hold U+0000: it refuses the bytes (22021) or the JSON escape (22P05).
+    case '22021': case '22P05': return badRequest('text must not contain the NUL character (\\u0000)', field)
     case '40001': case '40P01': return conflict('the request conflicted with another one; retry it')
     default: return undefined
   }

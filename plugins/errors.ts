@@ -15,7 +15,8 @@ const fastifyErrors: Record<string, [number, string]> = {
   FST_ERR_CTP_INVALID_JSON_BODY: [400, 'request body is not valid JSON'],
   FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'request body is empty; send a JSON object'],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'Content-Length does not match the body'],
-  FST_ERR_BAD_URL: [400, 'the URL is malformed']
+  FST_ERR_BAD_URL: [400, 'the URL is malformed'],
+  FST_ERR_MAX_PARAM_LENGTH: [400, 'a path parameter is longer than 200 characters']
 }
 
 /** Turns the first schema violation into the contract's `{error, field}`. */

@@ -1,5 +1,6 @@
-import type { FastifyRequest, FastifyServerOptions } from 'fastify'
+import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import type { ResolvedConfig } from './config.js'
+import { toErrorResponse } from './errors.js'
 import { requestIdOf } from './security.js'
 
 // Query parameters whose values never reach the log: credentials, and GraphQL documents and
@@ -44,6 +45,13 @@ export function serverOptions (config: Pick<ResolvedConfig, 'logLevel'>): Fastif
     },
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 200 },
     bodyLimit: 1024 * 1024,
+    // A malformed URL or an over-long path parameter is refused by the router before any error
+    // handler runs; without this Fastify answers in a shape of its own.
+    frameworkErrors: (error, request, reply) => {
+      const { statusCode, body } = toErrorResponse(error)
+      const answer = reply as FastifyReply
+      answer.code(statusCode).header('x-request-id', request.id).type('application/json').send(body)
+    },
     // Opening the embedded database and migrating it can take a while on a busy, small machine.
     pluginTimeout: 60_000,
     // `x-request-id` is read by `requestIdOf`, which accepts it only when safe to log and echo

@@ -5,34 +5,46 @@ import auth from './auth.js'
 import { useConfig } from './config.js'
 import database, { type DatabaseOptions } from './database.js'
 import { errorHandler, notFoundHandler } from './errors.js'
+import events from './events.js'
+import graphql, { type GraphqlOwnOptions } from './graphql/index.js'
 import health from './health.js'
 import rateLimiting from './rate-limit.js'
+import security from './security.js'
 import openapi from './openapi.js'
 import { restApi } from './rest.js'
 
 export interface TandemPluginOptions extends TandemOptions {
-  /** Use an already connected Kysely instance (tests, or a host that owns the pool). */
+  /** Use an already connected Kysely instance (tests, or a host that owns the pool). @example await connect({ databaseUrl }) */
   db?: DatabaseOptions['db']
-  /** Serve `/openapi.json` and `/docs`. Default: true; turn off when the host has its own @fastify/swagger. */
+  /** Serve `/openapi.json` and `/docs`. Default: true; turn off when the host has its own @fastify/swagger. @example false */
   openapi?: boolean
-  /** Answer unknown routes and uncaught errors of the whole application in Tandem's error shape. Default: false, so a host keeps its own. */
+  /**
+   * Serve the query style at `/graphql` (and GraphiQL at `/graphiql` outside production), with
+   * these options of its own if an object. Default: true.
+   * @example { graphiql: false }
+   */
+  graphql?: boolean | GraphqlOwnOptions
+  /** Answer unknown routes and uncaught errors of the whole application in Tandem's error shape. Default: false, so a host keeps its own. @example true */
   rootHandlers?: boolean
 }
 
 /**
- * Everything at once: configuration, database, `/health` and `/ready`, access tokens, rate limiting
- * and the REST API under `/api`.
+ * Everything at once: configuration, database, `/health` and `/ready`, access tokens, rate limiting,
+ * the REST API under `/api` and GraphQL at `/graphql`.
  * @example
  * await app.register(tandem, { databaseUrl: process.env.DATABASE_URL })
  */
 async function tandem (app: FastifyInstance, options: TandemPluginOptions): Promise<void> {
-  const { db, rootHandlers, openapi: withOpenApi, ...rest } = options
+  const { db, rootHandlers, openapi: withOpenApi, graphql: withGraphql, ...rest } = options
   const config = useConfig(app, rest)
+  await app.register(security)
   await app.register(database, { databaseUrl: config.databaseUrl, dataDir: config.dataDir, db })
   await app.register(health)
   await app.register(auth)
   await app.register(rateLimiting)
   if (withOpenApi !== false) await app.register(openapi)
+  await app.register(events)
+  if (withGraphql !== false) await app.register(graphql, withGraphql === true || withGraphql === undefined ? {} : withGraphql)
   if (rootHandlers === true) {
     app.setErrorHandler(errorHandler)
     app.setNotFoundHandler(notFoundHandler)

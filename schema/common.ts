@@ -30,8 +30,8 @@ export function ListQuery<P extends Record<string, TSchema>> (sortable: readonly
   return Type.Object({
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Page size, 1–100 (default 20).' })),
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Opaque cursor from `pagination.nextCursor`.' })),
-    page: Type.Optional(Type.Integer({ minimum: 1, description: 'Page-number mode.' })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Offset mode.' })),
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Page-number mode.' })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Offset mode.' })),
     sort: Type.Optional(StringEnum(sortable.flatMap((f) => [f, '-' + f]), { description: '`field` or `-field` (descending).' })),
     order: Type.Optional(StringEnum(['asc', 'desc'] as const)),
     total: Type.Optional(StringEnum(['true', 'false', 'estimated'] as const, { description: 'Count the matches: exactly, or from the planner\'s estimate.' })),

@@ -38,7 +38,12 @@ export const TandemOptionsSchema = Type.Object({
   /** pino level. @example 'info' */
   logLevel: StringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, { default: 'info' }),
   /** `production` hides development aids and requires `jwtSecret`. @example 'production' */
-  nodeEnv: Type.String({ default: 'development' })
+  nodeEnv: Type.String({ default: 'development' }),
+  /**
+   * Browser origins allowed to call the API (CORS): a comma-separated list, or `*` for any.
+   * Unset: no CORS headers at all. @example 'https://app.example.com, https://admin.example.com'
+   */
+  corsOrigins: Type.Optional(Type.String({ pattern: '^\\s*(\\*|https?://[^\\s,/]+(\\s*,\\s*https?://[^\\s,/]+)*)\\s*$' }))
 }, { additionalProperties: false })
 
 export type TandemConfig = Static<typeof TandemOptionsSchema>

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
-import { Location, specifiedRules, validate, type DocumentNode, type GraphQLSchema } from 'graphql'
+import { getOperationAST, Kind, Location, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema } from 'graphql'
 import mercurius from 'mercurius'
 import type { TandemOptions } from '../../schema/options.js'
 import type { AccessUser } from '../auth.js'
@@ -27,6 +27,31 @@ export const MUTATION_LIMITS = { maxFields: 10, once: ['login', 'createUser'] } 
 
 /** Tokens a document may have; a larger one is refused before it is parsed further. */
 export const MAX_DOCUMENT_TOKENS = 5000
+
+/**
+ * Mercurius fails with a 500 on some GET parameters (`variables=1`, an `operationName` the document
+ * lacks, several operations without one): they are checked before it reads them.
+ */
+function checkGetParameters (query: Record<string, unknown>): void {
+  for (const name of ['variables', 'extensions']) {
+    const raw = query[name]
+    let value: unknown = null
+    try { value = typeof raw === 'string' ? JSON.parse(raw) : null } catch {}
+    if (value !== null && (typeof value !== 'object' || Array.isArray(value))) {
+      throw Object.assign(new Error(`not a GraphQL request: ${name} must be a JSON object`), { statusCode: 400 })
+    }
+  }
+  if (typeof query.query !== 'string') return
+  let document: DocumentNode
+  try { document = parse(query.query, { maxTokens: MAX_DOCUMENT_TOKENS }) } catch { return }
+  const operationName = typeof query.operationName === 'string' ? query.operationName : undefined
+  if (getOperationAST(document, operationName) === null) {
+    throw clientError(operationName === undefined ? 'Must provide operation name if query contains multiple operations.' : `Unknown operation named "${operationName}".`, codes.badUserInput)
+  }
+}
+
+const usesVariables = (document: DocumentNode): boolean =>
+  document.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION && (definition.variableDefinitions?.length ?? 0) > 0)
 
 /** The options of the GraphQL plugin besides Tandem's shared ones. */
 export interface GraphqlOwnOptions {
@@ -76,9 +101,14 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
   const schema = await loadSchema(directory ?? schemaDirectory)
 
   // The cost depends on the variables (`limit: $n`), so it is checked once they are known.
+  // Without variables a document always costs the same, and Mercurius hands every request that sends
+  // the same text the same parsed document: such a document is checked once, not on every request.
+  const withinLimit = new WeakSet<DocumentNode>()
   const complexity = (executable: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown> | undefined) => {
+    if (withinLimit.has(document)) return
     const errors = validate(executable, document, [complexityLimit({ maximum: config.graphqlMaxComplexity, variables })])
     if (errors.length > 0) throw new GraphqlRequestError(errors)
+    if (!usesVariables(document)) withinLimit.add(document)
   }
   const refuseUnknown = async (source: string) => {
     if (persistedOnly && !await store.has(source)) {
@@ -96,6 +126,9 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     scope.removeContentTypeParser(['text/plain'])
     // The resource style's OpenAPI document does not describe the query style.
     scope.addHook('onRoute', (route) => { route.schema = { ...route.schema, hide: true } as FastifySchema })
+    scope.addHook('preHandler', async (request) => {
+      if (request.method === 'GET' && request.routeOptions.url === '/graphql') checkGetParameters(request.query as Record<string, unknown>)
+    })
     await scope.register(mercurius, {
       schema,
       resolvers: resolvers() as never,
@@ -135,14 +168,14 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     const rules = [...specifiedRules, depthLimit(config.graphqlMaxDepth), complexityLimit({ maximum: config.graphqlMaxComplexity })]
     scope.graphql.addHook('preSubscriptionParsing', async (_schema, source) => { await refuseUnknown(source) })
     scope.graphql.addHook('preSubscriptionExecution', async (schema, document) => {
-      if (!(document.loc instanceof Location)) throw notGraphqlText()
+      if (!((document as DocumentNode | null)?.loc instanceof Location)) throw notGraphqlText()
       const [first] = validate(schema, document, rules)
       if (first !== undefined) throw first.extensions.code === undefined ? clientError(first.message, codes.validationFailed) : first
     })
     scope.graphql.addHook('preParsing', async (_schema, source) => { await refuseUnknown(source) })
     scope.graphql.addHook('preValidation', async (_schema, document) => {
-      // Mercurius would take a query that is JSON as a ready-made AST; only GraphQL text is accepted.
-      if (!(document.loc instanceof Location)) throw notGraphqlText()
+      // Mercurius would take a query that is JSON as a ready-made AST (or null); only GraphQL text is accepted.
+      if (!((document as DocumentNode | null)?.loc instanceof Location)) throw notGraphqlText()
     })
     scope.graphql.addHook('preExecution', async (schema, document, _context, variables) => {
       complexity(schema, document, variables ?? {})

@@ -1,0 +1,74 @@
+import { randomUUID } from 'node:crypto'
+import cors from '@fastify/cors'
+import helmet from '@fastify/helmet'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import type { TandemOptions } from '../schema/options.js'
+import { useConfig } from './config.js'
+
+export const REQUEST_ID_HEADER = 'x-request-id'
+export const MAX_REQUEST_ID_LENGTH = 200
+// Visible ASCII only: no CR/LF (header and log injection), no spaces, no control characters.
+const SAFE_REQUEST_ID = new RegExp(`^[\\x21-\\x7e]{1,${MAX_REQUEST_ID_LENGTH}}$`)
+
+/** The caller's `x-request-id` when it is safe to log and echo, else undefined. */
+export function acceptedRequestId (value: unknown): string | undefined {
+  return typeof value === 'string' && SAFE_REQUEST_ID.test(value) ? value : undefined
+}
+
+/**
+ * Fastify's `genReqId`: the caller's `x-request-id` when safe, else a fresh UUID. Used instead of
+ * `requestIdHeader`, which would take any header value as it comes.
+ */
+export function requestIdOf (request: { headers: Record<string, unknown> }): string {
+  return acceptedRequestId(request.headers[REQUEST_ID_HEADER]) ?? randomUUID()
+}
+
+/** JSON answers need no scripts, styles or frames; the HTML pages (`/docs`, `/graphiql`) load their own. */
+export const API_CSP = "default-src 'none'; frame-ancestors 'none'"
+
+const corsHeaders = {
+  methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+  allowedHeaders: ['authorization', 'content-type', 'accept', 'if-match', 'if-none-match', 'idempotency-key', REQUEST_ID_HEADER],
+  exposedHeaders: ['etag', 'link', 'location', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', REQUEST_ID_HEADER],
+  maxAge: 600
+}
+
+/** `*` → any origin; `https://a.io, https://b.io` → those. */
+export function parseCorsOrigins (value: string): '*' | string[] {
+  const trimmed = value.trim()
+  return trimmed === '*' ? '*' : trimmed.split(',').map((origin) => origin.trim()).filter((origin) => origin !== '')
+}
+
+async function security (app: FastifyInstance, options: TandemOptions): Promise<void> {
+  const config = useConfig(app, options)
+  // A host that registered @fastify/helmet itself keeps its own policy.
+  if (!app.hasReplyDecorator('helmet')) {
+    // Helmet's CSP would block GraphiQL (it loads from a CDN) and the docs page; a strict one is
+    // set on every non-HTML answer below instead.
+    await app.register(helmet, { global: true, contentSecurityPolicy: false })
+    app.addHook('onSend', async (_request: FastifyRequest, reply: FastifyReply) => {
+      const type = reply.getHeader('content-type')
+      if (typeof type !== 'string' || !type.startsWith('text/html')) reply.header('content-security-policy', API_CSP)
+    })
+  }
+  if (config.corsOrigins !== undefined) {
+    // Tokens travel in `Authorization`, never in cookies: no credentials.
+    await app.register(cors, { origin: parseCorsOrigins(config.corsOrigins), credentials: false, ...corsHeaders })
+  }
+  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply) => {
+    // A host with its own `genReqId` may hand out anything: only a safe id is echoed.
+    const id = acceptedRequestId(request.id)
+    if (id !== undefined) reply.header(REQUEST_ID_HEADER, id)
+  })
+}
+
+/**
+ * HTTP hardening for the whole application: @fastify/helmet's headers (with a strict CSP on API
+ * answers, none on the HTML of `/docs` and `/graphiql`), CORS for `corsOrigins` when set (no CORS
+ * headers otherwise), and the request id echoed as `x-request-id` on every answer. Pair it with
+ * `serverOptions()` (or `genReqId: requestIdOf`) so that a caller's id is accepted only when safe.
+ * @example
+ * await app.register(security, { corsOrigins: 'https://app.example.com' })
+ */
+export default fp(security, { name: 'tandem-security', fastify: '5.x' })
