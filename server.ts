@@ -1,6 +1,7 @@
 import closeWithGrace from 'close-with-grace'
 import Fastify from 'fastify'
 import { configFromEnv, ConfigError } from './plugins/config.js'
+import drain from './plugins/drain.js'
 import { serverOptions } from './plugins/server-options.js'
 import tandem from './plugins/tandem.js'
 import { loadDemoData } from './db/demo.js'
@@ -21,6 +22,7 @@ try {
 
 const app = Fastify(serverOptions(config))
 try {
+  await app.register(drain)
   await app.register(tandem, { ...config, rootHandlers: true })
   await app.ready()
   if (await loadDemoData(app.db, await hashPassword(DEMO_PASSWORD))) {

@@ -1,3 +1,5 @@
+// Kept in the declarations: `request.user` is declared by @fastify/jwt, which they would not load otherwise.
+/// <reference types="@fastify/jwt" preserve="true" />
 import { randomUUID } from 'node:crypto'
 import jwt from '@fastify/jwt'
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify'

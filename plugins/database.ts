@@ -9,7 +9,11 @@ export interface DatabaseOptions {
   dataDir?: string
   /** Connections in the pool to a real server. @example 20 */
   poolSize?: number
-  /** Use this already connected (and migrated) Kysely instance instead of opening one. */
+  /**
+   * Use this already connected (and migrated) Kysely instance instead of opening one; the host
+   * then closes it.
+   * @example await connect({ databaseUrl })
+   */
   db?: Db
 }
 
@@ -27,5 +31,10 @@ async function database (app: FastifyInstance, options: DatabaseOptions): Promis
   if (options.db === undefined) app.addHook('onClose', async () => { await db.destroy() })
 }
 
-/** Opens the database (PGlite or a `pg` pool), applies migrations, decorates `app.db`, closes it on shutdown. */
+/**
+ * Opens the database (PGlite or a `pg` pool), applies migrations, decorates `app.db`, closes it on
+ * shutdown. With neither `databaseUrl` nor `dataDir` the database is embedded and in memory.
+ * @example
+ * await app.register(database, { databaseUrl: 'postgres://app@127.0.0.1:5432/app' })
+ */
 export default fp(database, { name: 'tandem-database', fastify: '5.x' })

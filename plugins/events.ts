@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import mqemitter, { type MQEmitter } from 'mqemitter'
-import mqemitterRedis from 'mqemitter-redis'
 import type { TandemOptions } from '../schema/options.js'
 import { useConfig } from './config.js'
 
@@ -32,7 +31,8 @@ async function events (app: FastifyInstance, options: TandemOptions): Promise<vo
   const config = useConfig(app, options)
   const emitter: MQEmitter = config.redisUrl === undefined
     ? mqemitter()
-    : new (mqemitterRedis as unknown as new (options: { connectionString: string }) => MQEmitter)({ connectionString: config.redisUrl })
+    // Loaded only when used, like ioredis (which it loads) in the rate limiter.
+    : new ((await import('mqemitter-redis')).default as unknown as new (options: { connectionString: string }) => MQEmitter)({ connectionString: config.redisUrl })
   app.decorate('tandemEvents', {
     emitter,
     publish: (topic, payload) => new Promise<void>((resolve, reject) => {

@@ -1,13 +1,19 @@
 import rateLimit, { normalizeIP, type RateLimitOptions } from '@fastify/rate-limit'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { rateLimited } from '../schema/errors.js'
 import type { TandemOptions } from '../schema/options.js'
 import { useConfig } from './config.js'
 
 /** Sign-in attempts per minute from one IP for one account, and from one IP in all. */
 export const LOGIN_LIMITS = { perAccount: 10, perIp: 30, windowMs: 60_000 } as const
+
+// Named outside the augmentation below: declaration emit drops imports used only inside one.
+/** Counts a sign-in attempt for `account` against `LOGIN_LIMITS`. */
+export type LimitLogin = (request: FastifyRequest, reply: FastifyReply, account: string) => Promise<void>
+/** The account (an email) a sign-in request is for. */
+export type BruteForceKey = (request: FastifyRequest) => string
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -20,20 +26,22 @@ declare module 'fastify' {
      * Counts a sign-in attempt for `account` (an email) against `LOGIN_LIMITS`; throws the 429
      * (headers set on `reply`) when over. REST routes say `config: { bruteForceKey }` instead.
      */
-    limitLogin: (request: FastifyRequest, reply: FastifyReply, account: string) => Promise<void>
+    limitLogin: LimitLogin
   }
   interface FastifyContextConfig {
     /**
      * Marks a sign-in route: attempts are also limited per IP and per IP and account
      * (`LOGIN_LIMITS`), the account being what this returns for the request.
      */
-    bruteForceKey?: (request: FastifyRequest) => string
+    bruteForceKey?: BruteForceKey
   }
 }
 
 async function connectRedis (url: string, log: FastifyBaseLogger): Promise<Redis> {
   // No offline queue: while Redis is away commands fail at once and the limiter lets requests
   // through (skipOnError) rather than holding them.
+  // Loaded only when used: importing ioredis costs every process about 10 MB of memory.
+  const { Redis } = await import('ioredis')
   const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 5_000 })
   redis.on('error', (err: Error) => { log.warn({ err }, 'rate limit: redis error') })
   try {

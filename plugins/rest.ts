@@ -15,23 +15,32 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
 }
 
 /**
+ * Makes an encapsulated scope answer as the resource style does: its validation, the contract's
+ * error shape, JSON bodies only, the per-caller rate limit (when Tandem's rate-limit plugin is
+ * registered and `rateLimit` is not false) and `Idempotency-Key` on every POST added after it.
+ */
+export async function restScope (scope: FastifyInstance, options: { rateLimit?: boolean } = {}): Promise<void> {
+  scope.setValidatorCompiler(validatorCompiler)
+  scope.setErrorHandler(errorHandler)
+  // The API speaks JSON only: anything else is 415, not parsed as text.
+  scope.removeContentTypeParser(['text/plain'])
+  // First of the scope's hooks, so every request counts, unknown routes too.
+  if (options.rateLimit !== false && scope.hasDecorator('tandemRateLimit')) scope.addHook('onRequest', scope.tandemRateLimit)
+  // Before the routes: it attaches itself to every POST as they are added.
+  await scope.register(idempotency)
+}
+
+/**
  * The resource style under `/api`: canonical `/api/v1/...`, and the unversioned `/api/...`
  * negotiated by `Accept` or `?version=`. Its error and not-found handlers answer in the
  * contract's shape without touching the host application's own.
  */
 export async function restApi (app: FastifyInstance): Promise<void> {
   await app.register(async (api) => {
-    api.setValidatorCompiler(validatorCompiler)
-    api.setErrorHandler(errorHandler)
+    // /health and /ready are outside this scope and never limited.
+    await restScope(api)
     api.setNotFoundHandler(notFoundHandler)
-    // The API speaks JSON only: anything else is 415, not parsed as text.
-    api.removeContentTypeParser(['text/plain'])
-    // First of the scope's hooks, so every request under /api counts, unknown routes too;
-    // /health and /ready are outside and never limited.
-    if (app.hasDecorator('tandemRateLimit')) api.addHook('onRequest', app.tandemRateLimit)
     await api.register(versioning)
-    // Before the routes: it attaches itself to every POST as they are added.
-    await api.register(idempotency)
     await api.register(resourceRoutes, { prefix: '/v1' })
     await api.register(async (latest) => {
       latest.addHook('onRoute', (route) => { route.schema = { ...route.schema, hide: true } as FastifySchema })

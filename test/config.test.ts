@@ -6,13 +6,13 @@ import t from 'tap'
 import { envName, validateOptions } from '../plugins/config.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-const tsx = fileURLToPath(new URL('../node_modules/tsx/dist/cli.mjs', import.meta.url))
 
 interface Run { code: number | null, stderr: string }
 
 /** Starts the real server entry point with the given environment and collects what it says. */
 function start (env: Record<string, string>) {
-  const child = spawn(process.execPath, [tsx, 'server.ts'], {
+  // One process (tsx as a loader, not its CLI), so that SIGTERM reaches the server itself.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', DATA_DIR: 'memory://', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe']

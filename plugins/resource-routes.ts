@@ -1,0 +1,81 @@
+import type { FastifyPluginAsync } from 'fastify'
+import fp from 'fastify-plugin'
+import * as routes from '../routes/index.js'
+import { restScope } from './rest.js'
+
+/** Options of each resource's routes plugin; the path prefix is Fastify's own `prefix`. */
+export interface ResourceRoutesOptions {
+  /**
+   * Count these routes against Tandem's per-caller limit (`rateLimitMax` per `rateLimitWindow`).
+   * Applies only when Tandem's rate-limit plugin is registered. Default: true.
+   * @example false
+   */
+  rateLimit?: boolean
+}
+
+/**
+ * One resource's routes as a plugin a host mounts where it likes. Wrapped in `fp` for its name,
+ * Fastify version and dependency checks, but with `encapsulate: true`: the routes get a scope of
+ * their own (the host's `prefix` applies, and Tandem's validator, error handler and hooks stay
+ * inside it, so the host's routes keep theirs). Unknown paths under the prefix are left to the
+ * host's not-found handler, since two of these plugins may share one prefix.
+ */
+function mountable (name: string, resource: FastifyPluginAsync): FastifyPluginAsync<ResourceRoutesOptions> {
+  const plugin: FastifyPluginAsync<ResourceRoutesOptions> = async (scope, options) => {
+    await restScope(scope, { rateLimit: options.rateLimit })
+    await scope.register(resource)
+  }
+  return fp(plugin, { name, fastify: '5.x', encapsulate: true, dependencies: ['tandem-database', 'tandem-auth'] })
+}
+
+/**
+ * `POST /users` (sign-up), `GET /users`, `GET/PUT/PATCH/DELETE /users/:id`.
+ * @example
+ * await app.register(usersRoutes, { prefix: '/api/v1' })
+ */
+export const usersRoutes = mountable('tandem-users-routes', routes.usersRoutes)
+
+/**
+ * `POST /auth/login`, `POST /auth/logout`, e-mail verification and password resets. With Tandem's
+ * rate-limit plugin registered, sign-in attempts are also limited per IP and per account.
+ * @example
+ * await app.register(authRoutes, { prefix: '/api/v1' })
+ */
+export const authRoutes = mountable('tandem-auth-routes', routes.authRoutes)
+
+/**
+ * `GET/POST /posts`, `GET/PUT/PATCH/DELETE /posts/:id`, `GET /users/:id/posts`; a new post is
+ * published to GraphQL subscribers when Tandem's events plugin is registered.
+ * @example
+ * await app.register(postsRoutes, { prefix: '/api/v1' })
+ */
+export const postsRoutes = mountable('tandem-posts-routes', routes.postsRoutes)
+
+/**
+ * `GET/POST /posts/:id/comments`, `DELETE /comments/:id`.
+ * @example
+ * await app.register(commentsRoutes, { prefix: '/api/v1' })
+ */
+export const commentsRoutes = mountable('tandem-comments-routes', routes.commentsRoutes)
+
+/**
+ * `GET/PUT/PATCH /users/:id/profile`.
+ * @example
+ * await app.register(profilesRoutes, { prefix: '/api/v1' })
+ */
+export const profilesRoutes = mountable('tandem-profiles-routes', routes.profilesRoutes)
+
+/**
+ * `GET /products` and `GET /products/:id` for anyone; writes for administrators.
+ * @example
+ * await app.register(productsRoutes, { prefix: '/api/v1', rateLimit: false })
+ */
+export const productsRoutes = mountable('tandem-products-routes', routes.productsRoutes)
+
+/**
+ * `POST /orders` (stock taken in the same transaction), `GET /orders/:id`, `GET /users/:id/orders`
+ * and the order's transitions (`/cancel`, `/pay`, `/ship`).
+ * @example
+ * await app.register(ordersRoutes, { prefix: '/api/v1' })
+ */
+export const ordersRoutes = mountable('tandem-orders-routes', routes.ordersRoutes)

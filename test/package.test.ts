@@ -1,0 +1,186 @@
+// The package as an importer gets it: built, packed, installed into a fresh application that has
+// its own routes, hooks and error handler, type-checked there, and registered both all at once
+// (`tandem`) and à la carte (database + auth + routes under /v2api + graphql).
+import { execFile } from 'node:child_process'
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { basename, join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import t from 'tap'
+import { freshDatabase } from './processes.js'
+
+const execFileAsync = promisify(execFile)
+// The children run as an importer's shell would run them: without tap's loaders in NODE_OPTIONS.
+const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'NODE_OPTIONS' && !name.startsWith('TAP') && !name.startsWith('_TAPJS')))
+const run = (command: string, args: string[], options: { cwd?: string } = {}) => execFileAsync(command, args, { ...options, env, maxBuffer: 16 * 1024 * 1024 })
+const root = fileURLToPath(new URL('..', import.meta.url))
+const tsc = join(root, 'node_modules/typescript/bin/tsc')
+const secret = 'a-host-secret-long-enough'
+const skipped = new Set(['node_modules', 'dist', '.git', '.data', '.tap', 'coverage', 'test', 'bench'])
+
+const work = mkdtempSync(join(tmpdir(), 'tandem-package-'))
+t.teardown(() => rmSync(work, { recursive: true, force: true }))
+
+const json = (res: LightMyRequestResponse): Record<string, any> => JSON.parse(res.body)
+
+/** With `DATABASE_URL`, a fresh database on that server for the host; else the host's in-memory default. */
+async function databaseUrl (t: { teardown: (fn: () => unknown) => void }): Promise<string | undefined> {
+  const server = process.env.DATABASE_URL
+  return server === undefined || server === '' ? undefined : await freshDatabase(t, server)
+}
+
+/**
+ * `npm run build` in a copy of the sources (so that a build running in the working tree is never
+ * disturbed), then `npm pack` of what it built. Returns the tarball, or why it could not be made.
+ */
+async function pack (): Promise<{ tarball: string, files: string[] } | { failed: string }> {
+  const source = join(work, 'source')
+  cpSync(root, source, { recursive: true, filter: (path) => !skipped.has(basename(path)) && !path.endsWith('.tgz') })
+  symlinkSync(join(root, 'node_modules'), join(source, 'node_modules'), 'dir')
+  try {
+    await run('npm', ['run', 'build'], { cwd: source })
+  } catch (error) {
+    const { stdout = '', stderr = '' } = error as { stdout?: string, stderr?: string }
+    return { failed: `npm run build failed:\n${(stdout + stderr).slice(-2000)}` }
+  }
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: source })
+  const [info] = JSON.parse(stdout) as Array<{ filename: string, files: Array<{ path: string }> }>
+  if (info === undefined) throw new Error(`npm pack said nothing useful: ${stdout}`)
+  return { tarball: join(work, info.filename), files: info.files.map((file) => file.path) }
+}
+
+/** A fresh application with the tarball installed, the examples copied in and compiled with tsc. */
+async function hostApplication (tarball: string): Promise<{ dir: string, typecheck: Promise<string> }> {
+  const dir = join(work, 'host')
+  mkdirSync(dir)
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'host', private: true, type: 'module' }))
+  // What a TypeScript host has besides: Node's types, and those of ws that Mercurius's types import.
+  const typings = ['@types/node@20', '@types/ws@8']
+  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--no-package-lock', tarball, ...typings], { cwd: dir })
+  for (const example of ['host-app.ts', 'all-in-one.ts']) copyFileSync(join(root, 'examples', example), join(dir, example))
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
+    compilerOptions: {
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      strict: true,
+      outDir: 'out',
+      // Off, so that Tandem's own declarations are checked too.
+      skipLibCheck: false
+    },
+    include: ['*.ts']
+  }))
+  const typecheck = run(process.execPath, [tsc, '-p', dir]).then(() => '', (error: { stdout?: string }) => error.stdout ?? String(error))
+  return { dir, typecheck }
+}
+
+async function importHost (dir: string, file: string): Promise<(options: Record<string, unknown>) => Promise<FastifyInstance>> {
+  const module = await import(pathToFileURL(join(dir, 'out', file)).href) as { buildHost: (options: Record<string, unknown>) => Promise<FastifyInstance> }
+  return module.buildHost
+}
+
+const packed = await pack()
+// Installed before any test starts: the tests below only read what is ready.
+const host = 'failed' in packed ? undefined : await hostApplication(packed.tarball)
+
+if ('failed' in packed || host === undefined) {
+  t.plan(0, `skipped: the package could not be built, so it cannot be tested as an importer would: ${'failed' in packed ? packed.failed : ''}`)
+} else {
+  const { files } = packed
+
+  t.test('the tarball holds the built package and nothing else', async (t) => {
+    t.ok(files.includes('dist/index.js'))
+    t.ok(files.includes('dist/index.d.ts'), 'types beside the code')
+    t.ok(files.includes('dist/schema/graphql/Query.graphql'), 'the GraphQL SDL files are copied into dist')
+    t.ok(files.some((file) => file.startsWith('dist/db/migrations/')), 'migrations ship with it')
+    t.same(files.filter((file) => !file.startsWith('dist/') && !['package.json', 'README.md', 'LICENSE'].includes(file)), [])
+    t.same(files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts')), [], 'no TypeScript sources')
+  })
+
+  t.test('a TypeScript host compiles against the published types (options, decorators, request.user)', async (t) => {
+    t.equal(await host.typecheck, '')
+  })
+
+  t.test('à la carte: database, auth, authRoutes and usersRoutes under /v2api, graphql', async (t) => {
+    if (await host.typecheck !== '') return t.fail('the examples did not compile')
+    const app = await (await importHost(host.dir, 'host-app.js'))({ jwtSecret: secret, databaseUrl: await databaseUrl(t) })
+    t.teardown(() => app.close())
+    await app.ready()
+
+    const hello = await app.inject('/hello')
+    t.equal(hello.statusCode, 200)
+    t.same(json(hello), { hello: 'world' })
+    t.equal(hello.headers['x-served-by'], 'host-app', 'the host hook runs on its routes')
+
+    const boom = await app.inject('/boom')
+    t.equal(boom.statusCode, 500)
+    t.same(json(boom), { ok: false, message: 'the host failed' }, 'the host error handler still handles host routes')
+
+    const created = await app.inject({ method: 'POST', url: '/v2api/users', payload: { name: 'Ada', email: 'ada@host.example', password: 'correct horse battery' } })
+    t.equal(created.statusCode, 201)
+    t.match(json(created), { id: Number, name: 'Ada', email: 'ada@host.example' })
+    t.equal(created.headers['x-served-by'], 'host-app', 'the host hook runs on Tandem routes too')
+
+    const invalid = await app.inject({ method: 'POST', url: '/v2api/users', payload: { name: 'No email' } })
+    t.equal(invalid.statusCode, 400)
+    t.same(json(invalid), { error: 'email is required', field: 'email' }, 'Tandem routes answer in Tandem\'s error shape')
+
+    const anonymous = await app.inject('/v2api/users')
+    t.equal(anonymous.statusCode, 401)
+    t.equal(anonymous.headers['www-authenticate'], 'Bearer')
+    t.match(json(anonymous), { error: String })
+    t.notOk('ok' in json(anonymous))
+
+    const login = await app.inject({ method: 'POST', url: '/v2api/auth/login', payload: { email: 'ada@host.example', password: 'correct horse battery' } })
+    t.equal(login.statusCode, 200)
+    const authorization = `Bearer ${String(json(login).accessToken)}`
+
+    const list = await app.inject({ url: '/v2api/users', headers: { authorization } })
+    t.equal(list.statusCode, 200)
+    t.same(json(list).data.map((user: { email: string }) => user.email), ['ada@host.example'])
+
+    const whoami = await app.inject({ url: '/whoami', headers: { authorization } })
+    t.same(json(whoami), { userId: json(created).id }, 'a host route guarded by Tandem\'s auth rule')
+    const refused = await app.inject('/whoami')
+    t.equal(refused.statusCode, 401)
+    t.match(json(refused), { ok: false }, 'and its 401 goes through the host error handler')
+
+    const query = await app.inject({ method: 'POST', url: '/graphql', headers: { authorization }, payload: { query: '{ users(limit: 5) { name email } }' } })
+    t.equal(query.statusCode, 200)
+    t.same(json(query), { data: { users: [{ name: 'Ada', email: 'ada@host.example' }] } })
+
+    const unknown = await app.inject('/v2api/nothing-here')
+    t.equal(unknown.statusCode, 404, 'unknown paths under the prefix are left to the host')
+    t.equal((await app.inject('/api/v1/users')).statusCode, 404, 'nothing mounted where the host did not ask')
+  })
+
+  t.test('all at once: tandem beside the host\'s routes and error handler', async (t) => {
+    if (await host.typecheck !== '') return t.fail('the examples did not compile')
+    const app = await (await importHost(host.dir, 'all-in-one.js'))({ jwtSecret: secret, logLevel: 'silent', databaseUrl: await databaseUrl(t) })
+    t.teardown(() => app.close())
+    await app.ready()
+
+    t.same(json(await app.inject('/hello')), { hello: 'world' })
+    t.same(json(await app.inject('/boom')), { ok: false, message: 'the host failed' })
+    t.same(json(await app.inject('/health')), { status: 'ok' })
+
+    const products = await app.inject('/api/v1/products')
+    t.equal(products.statusCode, 200)
+    t.match(json(products), { data: [], pagination: { hasMore: false } })
+
+    const unknown = await app.inject('/api/v1/nothing-here')
+    t.equal(unknown.statusCode, 404)
+    t.match(json(unknown), { error: String }, 'unknown routes under /api answer in Tandem\'s shape')
+
+    const badId = await app.inject('/api/v1/products/abc')
+    t.equal(badId.statusCode, 400)
+    t.match(json(badId), { field: 'id' })
+
+    const query = await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ __typename }' } })
+    t.same(json(query), { data: { __typename: 'Query' } })
+    const spec = await app.inject('/openapi.json')
+    t.equal(spec.statusCode, 200)
+  })
+}
