@@ -84,15 +84,24 @@ export async function updateUser (db: Db, id: number, changes: UserChanges, chec
   })
 }
 
+/**
+ * Deletes the user with everything it owns (profile, posts, comments and orders cascade), in one
+ * transaction that first gives back the stock its open (pending or paid) orders still hold.
+ */
 export async function deleteUser (db: Db, id: number, check?: Precondition): Promise<boolean> {
-  if (check === undefined) {
-    const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst()
-    return result.numDeletedRows > 0n
-  }
   return db.transaction().execute(async (trx) => {
     const current = await trx.selectFrom('users').select(representation).where('id', '=', id).forUpdate().executeTakeFirst()
     if (current === undefined) return false
-    check(current)
+    check?.(current)
+    await sql`
+      update products set stock = products.stock + held.quantity
+      from (
+        select oi.product_id, sum(oi.quantity) as quantity
+        from order_items oi join orders o on o.id = oi.order_id
+        where o.user_id = ${id} and o.status in ('pending', 'paid')
+        group by oi.product_id
+      ) held
+      where products.id = held.product_id`.execute(trx)
     await trx.deleteFrom('users').where('id', '=', id).execute()
     return true
   })

@@ -366,3 +366,20 @@ t.test('a retried POST /orders with the same Idempotency-Key takes the stock onc
   const other = await call(app, 'POST', '/orders', { auth: buyer.headers, payload: { items: [{ product_id: pen, quantity: 1 }] }, headers })
   t.equal(other.statusCode, 422, 'the same key with another body')
 })
+
+t.test('deleting a user gives back the stock its open orders held (regression: stock was lost)', async (t) => {
+  const app = await build(t)
+  const buyer = await signedIn(app)
+  const [pen, ink] = await stockUp(app, [{ price: 2, stock: 10 }, { price: 3, stock: 10 }]) as [number, number]
+  for (const status of ['pending', 'paid', 'shipped'] as const) {
+    const res = await call(app, 'POST', '/orders', { auth: buyer.headers, payload: { items: [{ product_id: pen, quantity: 2 }, { product_id: ink, quantity: 1 }] } })
+    t.equal(res.statusCode, 201)
+    if (status !== 'pending') await app.db.updateTable('orders').set({ status }).where('id', '=', body<{ id: number }>(res).id).execute()
+  }
+  t.equal(await stockOf(app, pen), 4)
+  const deleted = await app.inject({ method: 'DELETE', url: `/api/v1/users/${buyer.id}`, headers: buyer.headers })
+  t.equal(deleted.statusCode, 204)
+  t.equal(await stockOf(app, pen), 8, 'pending and paid orders gave their 2 + 2 back; the shipped one did not')
+  t.equal(await stockOf(app, ink), 9)
+  t.equal((await app.db.selectFrom('orders').select('id').execute()).length, 0)
+})
