@@ -1,0 +1,129 @@
+import type autocannon from 'autocannon'
+
+/** What the cases need from the running servers and the data set. */
+export interface CaseContext {
+  token: string
+  /** A real `nextCursor` of `GET /users`, 95 % into the list. */
+  deepCursor: string
+  /** The `nextCursor` of the first page of the products case. */
+  productsCursor: string
+  /** The products orders are placed for. */
+  productIds: number[]
+  deepOffset: number
+}
+
+export interface BenchCase {
+  id: string
+  title: string
+  server: 'api' | 'baseline'
+  /** Places orders: the stock of the bench products is checked afterwards. */
+  writes: boolean
+  requests: (context: CaseContext) => autocannon.Request[]
+}
+
+export const PRODUCTS_PAGE = '/api/v1/products?category=books&in_stock=true&sort=-price&limit=20'
+
+export const GRAPHQL_FLAT = '{ users(limit: 20) { id name email createdAt } }'
+/** The contract's example (§6): cost 1 + 20 × (1 + 5 × (1 + 20 × 3)) = 6121. */
+export const GRAPHQL_NESTED = '{ users(limit: 20) { posts(limit: 5) { comments { text author { name } } } } }'
+
+const json = { 'content-type': 'application/json' }
+const auth = (context: CaseContext) => ({ authorization: `Bearer ${context.token}` })
+
+const get = (path: string, headers: Record<string, string> = {}): autocannon.Request => ({ method: 'GET', path, headers })
+
+const graphql = (context: CaseContext, query: string): autocannon.Request =>
+  ({ method: 'POST', path: '/graphql', headers: { ...json, ...auth(context) }, body: JSON.stringify({ query }) })
+
+/** One order of 1–3 units of a random bench product, a new body for every request. */
+const order = (context: CaseContext): autocannon.Request => ({
+  method: 'POST',
+  path: '/api/v1/orders',
+  headers: { ...json, ...auth(context) },
+  setupRequest: (request) => {
+    const productId = context.productIds[Math.floor(Math.random() * context.productIds.length)]
+    const quantity = 1 + Math.floor(Math.random() * 3)
+    return { ...request, body: JSON.stringify({ items: [{ product_id: productId, quantity }] }) }
+  }
+})
+
+const firstPage = (context: CaseContext) => get('/api/v1/users?limit=20', auth(context))
+const deepPage = (context: CaseContext) => get(`/api/v1/users?limit=20&cursor=${encodeURIComponent(context.deepCursor)}`, auth(context))
+const productsPage = (context: CaseContext) => get(`${PRODUCTS_PAGE}&cursor=${encodeURIComponent(context.productsCursor)}`)
+
+export const cases: BenchCase[] = [
+  {
+    id: 'baseline',
+    title: 'baseline: node:http + pg, first page of 20 users',
+    server: 'baseline',
+    writes: false,
+    requests: () => [get('/')]
+  },
+  {
+    id: 'rest-first-page',
+    title: 'GET /users?limit=20 (authenticated)',
+    server: 'api',
+    writes: false,
+    requests: (c) => [firstPage(c)]
+  },
+  {
+    id: 'rest-deep-keyset',
+    title: 'GET /users?limit=20&cursor=<95 % deep>',
+    server: 'api',
+    writes: false,
+    requests: (c) => [deepPage(c)]
+  },
+  {
+    id: 'rest-deep-offset',
+    title: 'GET /users?limit=20&offset=<90 % deep> (contrast)',
+    server: 'api',
+    writes: false,
+    requests: (c) => [get(`/api/v1/users?limit=20&offset=${c.deepOffset}`, auth(c))]
+  },
+  {
+    id: 'rest-products',
+    title: 'GET /products?category&in_stock&sort=-price, page 2 (keyset)',
+    server: 'api',
+    writes: false,
+    requests: (c) => [productsPage(c)]
+  },
+  {
+    id: 'rest-include-posts',
+    title: 'GET /users?limit=20&include=posts',
+    server: 'api',
+    writes: false,
+    requests: (c) => [get('/api/v1/users?limit=20&include=posts', auth(c))]
+  },
+  {
+    id: 'graphql-flat',
+    title: 'GraphQL users(limit: 20) { id name email createdAt }',
+    server: 'api',
+    writes: false,
+    requests: (c) => [graphql(c, GRAPHQL_FLAT)]
+  },
+  {
+    id: 'graphql-nested',
+    title: 'GraphQL users(20) { posts(5) { comments { text author { name } } } } (cost 6121)',
+    server: 'api',
+    writes: false,
+    requests: (c) => [graphql(c, GRAPHQL_NESTED)]
+  },
+  {
+    id: 'orders-create',
+    title: 'POST /orders (1 line, random product)',
+    server: 'api',
+    writes: true,
+    requests: (c) => [order(c)]
+  },
+  {
+    id: 'mixed-90-10',
+    title: 'mixed: 9 reads (users, deep users, products, GraphQL flat) : 1 POST /orders',
+    server: 'api',
+    writes: true,
+    // autocannon sends each connection's requests in this order, round and round: exactly 90/10.
+    requests: (c) => [
+      firstPage(c), productsPage(c), graphql(c, GRAPHQL_FLAT), deepPage(c), firstPage(c),
+      productsPage(c), graphql(c, GRAPHQL_FLAT), deepPage(c), firstPage(c), order(c)
+    ]
+  }
+]

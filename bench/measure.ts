@@ -1,0 +1,157 @@
+import type { Db } from '../db/connect.js'
+import type { BenchCase, CaseContext } from './cases.js'
+import { checkStock, markStock, type StockCheck } from './data.js'
+import { fire, responses } from './load.js'
+import type { Server } from './servers.js'
+import type { Settings } from './settings.js'
+import type { Executed, StatementCounter } from './statements.js'
+import { cpuBetween, sampleCpu, watchRss, type CpuShare, type Rss } from './system.js'
+
+export interface CaseResult {
+  id: string
+  title: string
+  server: 'api' | 'baseline'
+  seconds: number
+  connections: number
+  requests: number
+  reqPerSec: number
+  latencyMs: { p50: number, p99: number, max: number }
+  non2xx: number
+  /** Connection errors and timeouts. */
+  errors: number
+  /** Responses whose body carried `"error"`/`"errors"` (GraphQL answers those with 200). */
+  badBodies: number
+  firstBadBody?: string
+  /** Statements PostgreSQL executed per request (pg_stat_statements, over a counted run); null when unavailable. */
+  sqlPerRequest: number | null
+  /** Milliseconds PostgreSQL spent executing those statements, per request (planning not included). */
+  sqlMsPerRequest: number | null
+  /** CPU time per request, in microseconds: the server's process, and PostgreSQL's processes. */
+  cpuUsPerRequest: { server: number, postgres: number }
+  serverRss: Rss
+  /** Cores kept busy during the measured run, by whom. */
+  cpu: CpuShare
+  /** For the write cases, over all runs of the case; `created` counts the 201 answers. */
+  stock?: StockCheck & { created: number }
+  /** With several passes: the req/s of each; the other figures are those of the median pass. */
+  passes?: number[]
+}
+
+export interface Tools {
+  settings: Settings
+  db: Db
+  statements: StatementCounter
+  postmaster: number | undefined
+  /** Statements per second the servers run while idle, subtracted from the counts (0 unless something polls). */
+  background: number
+}
+
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits
+const sleep = async (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+interface Mark { at: number, executed: Executed | undefined }
+
+/**
+ * Waits until the database has been idle for 300 ms (at most 10 s): requests cut off when autocannon
+ * stops still run on the server, and their statements belong to the run that sent them.
+ */
+async function quiet (statements: StatementCounter): Promise<Mark> {
+  let last = await statements.total()
+  if (last === undefined) {
+    await sleep(1000)
+    return { at: performance.now(), executed: undefined }
+  }
+  for (let waited = 0; waited < 10_000; waited += 300) {
+    await sleep(300)
+    const now = await statements.total()
+    if (now === undefined || now.calls === last.calls) return { at: performance.now(), executed: now }
+    last = now
+  }
+  return { at: performance.now(), executed: last }
+}
+
+/** Statements per second while nothing is asked of the servers. */
+export async function backgroundRate (statements: StatementCounter, seconds = 3): Promise<number> {
+  const before = await statements.total()
+  await sleep(seconds * 1000)
+  const after = await statements.total()
+  return before === undefined || after === undefined ? 0 : round((after.calls - before.calls) / seconds)
+}
+
+/** Warms up, then measures one case against `server`: throughput, latency, errors, SQL, CPU, memory. */
+export async function measure (bench: BenchCase, server: Server, context: CaseContext, tools: Tools): Promise<CaseResult> {
+  const { settings } = tools
+  const load = { origin: server.origin, requests: bench.requests(context), connections: settings.connections }
+  const mark = bench.writes ? await markStock(tools.db) : undefined
+
+  const warmup = await fire({ ...load, seconds: settings.warmupSeconds })
+
+  const cpuBefore = sampleCpu()
+  const rss = watchRss(server.pid)
+  const { result, firstBadBody } = await fire({ ...load, seconds: settings.seconds })
+  const serverRss = rss.stop()
+  const cpu = cpuBetween(cpuBefore, sampleCpu(), { server: server.pid, postmaster: tools.postmaster })
+
+  // Statements are counted apart, over a fixed number of requests that all get their answer: a timed
+  // run cuts requests off when it stops, some of which the server has already started, some not.
+  const before = await quiet(tools.statements)
+  // Whole cycles of the case's requests on every connection (autocannon shares `amount` out evenly).
+  const cycles = Math.ceil(Math.max(4, 100 / settings.connections) / load.requests.length)
+  const counted = await fire({ ...load, amount: settings.connections * load.requests.length * cycles })
+  const after = await quiet(tools.statements)
+  const answered = responses(counted.result)
+  const executed = before.executed === undefined || after.executed === undefined || answered === 0
+    ? undefined
+    : {
+        calls: after.executed.calls - before.executed.calls - tools.background * (after.at - before.at) / 1000,
+        ms: after.executed.ms - before.executed.ms
+      }
+  const reqPerSec = round(result.requests.average, 0)
+  const perRequest = (cores: number) => reqPerSec === 0 ? 0 : Math.round(cores / reqPerSec * 1e6)
+  const caseResult: CaseResult = {
+    id: bench.id,
+    title: bench.title,
+    server: bench.server,
+    seconds: result.duration,
+    connections: result.connections,
+    requests: responses(result),
+    reqPerSec,
+    latencyMs: { p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
+    non2xx: result.non2xx + warmup.result.non2xx + counted.result.non2xx,
+    errors: result.errors + warmup.result.errors + counted.result.errors,
+    badBodies: result.mismatches + warmup.result.mismatches + counted.result.mismatches,
+    sqlPerRequest: executed === undefined ? null : round(executed.calls / answered),
+    sqlMsPerRequest: executed === undefined ? null : round(executed.ms / answered, 3),
+    cpuUsPerRequest: { server: perRequest(cpu.server), postgres: perRequest(cpu.postgres) },
+    serverRss,
+    cpu
+  }
+  const bad = firstBadBody ?? warmup.firstBadBody ?? counted.firstBadBody
+  if (bad !== undefined) caseResult.firstBadBody = bad
+  if (mark !== undefined) {
+    const created = (fired: typeof result) => fired.statusCodeStats?.['201']?.count ?? 0
+    caseResult.stock = { ...await checkStock(tools.db, mark), created: created(warmup.result) + created(result) + created(counted.result) }
+  }
+  return caseResult
+}
+
+/**
+ * One result for a case measured in several passes: the pass with the median req/s, so that its
+ * latency, SQL, CPU and memory figures come from one and the same run, with every pass's req/s and
+ * every pass's failures kept.
+ */
+export function medianPass (results: CaseResult[]): CaseResult {
+  const sorted = [...results].sort((a, b) => a.reqPerSec - b.reqPerSec)
+  const median = sorted[Math.floor((sorted.length - 1) / 2)] as CaseResult
+  if (results.length === 1) return median
+  const sum = (pick: (r: CaseResult) => number) => results.reduce((n, r) => n + pick(r), 0)
+  return {
+    ...median,
+    non2xx: sum((r) => r.non2xx),
+    errors: sum((r) => r.errors),
+    badBodies: sum((r) => r.badBodies),
+    passes: results.map((r) => r.reqPerSec),
+    ...(median.firstBadBody === undefined && results.some((r) => r.firstBadBody !== undefined) ? { firstBadBody: results.find((r) => r.firstBadBody !== undefined)?.firstBadBody } : {}),
+    ...(results.every((r) => r.stock === undefined || r.stock.conserved) ? {} : { stock: results.find((r) => r.stock?.conserved === false)?.stock })
+  }
+}

@@ -1,0 +1,136 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { CaseResult } from './measure.js'
+import type { ProfileSummary } from './profile.js'
+import type { Settings } from './settings.js'
+import type { Machine } from './system.js'
+
+export interface Target {
+  name: string
+  wanted: string
+  measured: string
+  met: boolean | null
+}
+
+export interface Report {
+  date: string
+  mode: Settings['mode']
+  machine: Machine
+  postgres: { version: string, origin: string }
+  api: { command: string }
+  settings: Pick<Settings, 'connections' | 'seconds' | 'warmupSeconds' | 'passes' | 'counts' | 'benchProducts' | 'deepOffset'>
+  dataset: { seededInMs: number | null }
+  /** How the deep cursor was obtained, in milliseconds and pages walked. */
+  deepCursor: { pages: number, ms: number }
+  /** Statements per second the idle servers ran (subtracted from each case's SQL per request). */
+  backgroundStatementsPerSecond: number
+  cases: CaseResult[]
+  /** Requests per second of each REST read relative to the baseline. */
+  ratioToBaseline: Record<string, number>
+  targets: Target[]
+  /** With --profile: the API's CPU profile over all the cases it served. */
+  profile?: ProfileSummary
+}
+
+const byId = (cases: CaseResult[], id: string) => cases.find((c) => c.id === id)
+const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor((values.length - 1) / 2)] ?? 0
+
+/**
+ * How `a`'s req/s compares with `b`'s: with several passes, the median of the ratios within each
+ * pass, since the two cases of one pass ran seconds apart, under the same conditions.
+ */
+function ratio (a: CaseResult | undefined, b: CaseResult | undefined): number | undefined {
+  if (a === undefined || b === undefined) return undefined
+  const pairs = (a.passes ?? [a.reqPerSec]).map((value, i) => [value, (b.passes ?? [b.reqPerSec])[i] ?? 0] as const)
+  const ratios = pairs.filter(([, of]) => of > 0).map(([value, of]) => value / of)
+  return ratios.length === 0 ? undefined : Math.round(median(ratios) * 100) / 100
+}
+
+export const REST_READS = ['rest-first-page', 'rest-deep-keyset', 'rest-deep-offset', 'rest-products', 'rest-include-posts']
+
+export function ratiosToBaseline (cases: CaseResult[]): Record<string, number> {
+  const ratios: Record<string, number> = {}
+  for (const id of REST_READS) {
+    const value = ratio(byId(cases, id), byId(cases, 'baseline'))
+    if (value !== undefined) ratios[id] = value
+  }
+  return ratios
+}
+
+function atLeast (name: string, value: number | undefined, wanted: number, unit: string): Target {
+  return {
+    name,
+    wanted: `≥ ${wanted}${unit}`,
+    measured: value === undefined ? 'not measured' : `${value}${unit}`,
+    met: value === undefined ? null : value >= wanted
+  }
+}
+
+/** The issue's targets, each with what was measured; the harness itself never fails on them. */
+export function evaluateTargets (cases: CaseResult[]): Target[] {
+  const first = byId(cases, 'rest-first-page')
+  const nested = byId(cases, 'graphql-nested')
+  const orders = byId(cases, 'orders-create')
+  const api = cases.filter((c) => c.server === 'api')
+  const failures = cases.reduce((n, c) => n + c.non2xx + c.errors + c.badBodies, 0)
+  const peakRss = Math.max(...api.map((c) => c.serverRss.peakMb ?? 0))
+  const targets = [
+    atLeast('REST first page (authenticated) vs baseline', ratio(first, byId(cases, 'baseline')), 0.9, '×'),
+    atLeast('REST deep keyset page vs first page', ratio(byId(cases, 'rest-deep-keyset'), first), 0.95, '×'),
+    atLeast('GraphQL nested (cost 6121)', nested?.reqPerSec, 1000, ' req/s'),
+    {
+      name: 'GraphQL nested: SQL statements per request',
+      wanted: '≤ 4',
+      measured: nested?.sqlPerRequest === null || nested === undefined ? 'not measured' : String(nested.sqlPerRequest),
+      met: nested?.sqlPerRequest === null || nested === undefined ? null : nested.sqlPerRequest <= 4
+    },
+    atLeast('GraphQL flat vs REST first page', ratio(byId(cases, 'graphql-flat'), first), 0.8, '×'),
+    atLeast('POST /orders', orders?.reqPerSec, 1000, ' req/s'),
+    {
+      name: 'POST /orders and mixed: stock conserved',
+      wanted: 'stock before − after = units ordered',
+      measured: cases.filter((c) => c.stock !== undefined).map((c) => `${c.id}: ${c.stock?.stockBefore} − ${c.stock?.stockAfter} = ${(c.stock?.stockBefore ?? 0) - (c.stock?.stockAfter ?? 0)} vs ${c.stock?.unitsOrdered} ordered`).join('; '),
+      met: cases.every((c) => c.stock === undefined || c.stock.conserved)
+    },
+    { name: 'errors (non-2xx, connection errors, error bodies), all cases', wanted: '0', measured: String(failures), met: failures === 0 },
+    { name: 'API server RSS under load (peak)', wanted: '< 200 MB', measured: `${peakRss} MB`, met: peakRss < 200 }
+  ]
+  return targets
+}
+
+const cell = (value: unknown) => value === undefined || value === null ? '–' : String(value)
+
+export function markdown (report: Report): string {
+  const { machine, settings } = report
+  const lines = [
+    `Run of ${report.date} (${report.mode}): ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GiB, ` +
+      `Node.js ${machine.node}, PostgreSQL ${report.postgres.version}; ${settings.connections} connections, ` +
+      `${settings.seconds} s per case after ${settings.warmupSeconds} s of warm-up, median of ${settings.passes} pass(es); ` +
+      `API: \`${report.api.command}\`.`,
+    ...(report.mode === 'quick' ? ['', 'Quick mode proves that the harness runs and that every answer is right; its numbers measure nothing.'] : []),
+    '',
+    '| case | req/s | p50 ms | p99 ms | × baseline | SQL/req | SQL ms/req | CPU µs/req: server + pg | RSS peak MB | failed | other load (cores) |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|'
+  ]
+  for (const c of report.cases) {
+    const passes = c.passes === undefined ? '' : ` (${c.passes.join(', ')})`
+    const failed = c.non2xx + c.errors + c.badBodies
+    lines.push(`| ${c.id} | ${c.reqPerSec}${passes} | ${c.latencyMs.p50} | ${c.latencyMs.p99} | ${cell(report.ratioToBaseline[c.id])} | ` +
+      `${cell(c.sqlPerRequest)} | ${cell(c.sqlMsPerRequest)} | ${c.cpuUsPerRequest.server} + ${c.cpuUsPerRequest.postgres} | ` +
+      `${cell(c.serverRss.peakMb)} | ${failed} | ${c.cpu.other} |`)
+  }
+  lines.push('', '| target | wanted | measured | met |', '|---|---|---|---|')
+  for (const t of report.targets) lines.push(`| ${t.name} | ${t.wanted} | ${t.measured} | ${t.met === null ? '–' : t.met ? 'yes' : '**no**'} |`)
+  return lines.join('\n') + '\n'
+}
+
+/** Writes `<dir>/<date>.json` and `.md` (with `-2`, `-3`… when the day already has a run) and returns the JSON's path. */
+export function save (report: Report, dir: string): string {
+  mkdirSync(dir, { recursive: true })
+  const day = report.date.slice(0, 10) + (report.mode === 'quick' ? '-quick' : '')
+  let name = day
+  for (let n = 2; existsSync(join(dir, `${name}.json`)); n++) name = `${day}-${n}`
+  writeFileSync(join(dir, `${name}.json`), JSON.stringify(report, null, 2) + '\n')
+  writeFileSync(join(dir, `${name}.md`), markdown(report))
+  return join(dir, `${name}.json`)
+}

@@ -1,0 +1,192 @@
+// npm run bench [-- --quick] [--keep-db] [--only id,id] [--passes N] [--seconds N] [--connections N]
+//                 [--no-build] [--profile] [--out DIR]
+// Measures the API (one production process) and a node:http + pg baseline on the same data set.
+// BENCHMARKS.md says what each case does and how to read the numbers.
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { connect, type Db } from '../db/connect.js'
+import { cases, type CaseContext } from './cases.js'
+import { deepCursor, login, productsCursor } from './context.js'
+import { benchProductIds, prepareData } from './data.js'
+import { backgroundRate, measure, medianPass, type CaseResult, type Tools } from './measure.js'
+import { openServer, type PgServer } from './postgres.js'
+import { formatSummary, summarize, type ProfileSummary } from './profile.js'
+import { evaluateTargets, markdown, ratiosToBaseline, save, type Report } from './report.js'
+import { apiEntryPoint, startApi, startBaseline, type Server } from './servers.js'
+import { ADMIN, FULL, QUICK, type Settings } from './settings.js'
+import { StatementCounter } from './statements.js'
+import { describeMachine, postmasterOf } from './system.js'
+
+const log = (line: string) => { process.stdout.write(`[bench] ${line}\n`) }
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    'keep-db': { type: 'boolean', default: false },
+    only: { type: 'string' },
+    passes: { type: 'string' },
+    seconds: { type: 'string' },
+    connections: { type: 'string' },
+    'no-build': { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+    out: { type: 'string' }
+  }
+})
+
+function positive (name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, got '${raw}'`)
+  return value
+}
+
+const base = flags.quick === true ? QUICK : FULL
+const settings: Settings = {
+  ...base,
+  passes: positive('passes', flags.passes, base.passes),
+  seconds: positive('seconds', flags.seconds, base.seconds),
+  connections: positive('connections', flags.connections, base.connections)
+}
+const only = flags.only?.split(',').map((id) => id.trim()).filter((id) => id !== '')
+const unknown = only?.filter((id) => !cases.some((c) => c.id === id)) ?? []
+if (unknown.length > 0) throw new Error(`unknown case ${unknown.join(', ')}; cases: ${cases.map((c) => c.id).join(', ')}`)
+const selected = cases.filter((c) => only === undefined || only.includes(c.id))
+// Quick runs only prove the harness works: their results stay out of the repository.
+const outDir = flags.out ?? (settings.mode === 'quick' ? join(tmpdir(), 'tandem-bench') : new URL('./results/', import.meta.url).pathname)
+const logDir = join(tmpdir(), 'tandem-bench')
+mkdirSync(logDir, { recursive: true })
+const profileDir = join(logDir, `profile-${Date.now()}`)
+
+function describe (result: CaseResult): string {
+  const sql = result.sqlPerRequest === null ? '' : `, ${result.sqlPerRequest} SQL/req`
+  const failures = result.non2xx + result.errors + result.badBodies
+  return `${result.id}: ${result.reqPerSec} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms${sql}, ` +
+    `CPU/req ${result.cpuUsPerRequest.server} µs server + ${result.cpuUsPerRequest.postgres} µs PostgreSQL, ` +
+    `RSS ${result.serverRss.peakMb ?? '?'} MB, ${failures} failed, other load ${result.cpu.other} cores` +
+    (result.stock === undefined ? '' : `, stock ${result.stock.conserved ? 'conserved' : 'NOT conserved'}`) +
+    (result.firstBadBody === undefined ? '' : `\n  first bad body: ${result.firstBadBody}`)
+}
+
+async function startServers (datasetUrl: string): Promise<{ baseline?: Server, api?: Server }> {
+  const servers: { baseline?: Server, api?: Server } = {}
+  if (selected.some((c) => c.server === 'baseline')) {
+    servers.baseline = await startBaseline(datasetUrl, 20, join(logDir, 'baseline.log'))
+  }
+  if (selected.some((c) => c.server === 'api')) {
+    const profiling = flags.profile === true ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
+    const entry = await apiEntryPoint(flags['no-build'] !== true, log)
+    servers.api = await startApi([...profiling, ...entry], {
+      NODE_ENV: 'production',
+      DATABASE_URL: datasetUrl,
+      JWT_SECRET: randomBytes(32).toString('base64url'),
+      JWT_EXPIRES_IN: '1d',
+      ADMIN_EMAIL: ADMIN.email,
+      ADMIN_PASSWORD: ADMIN.password,
+      RATE_LIMIT_MAX: '1000000000',
+      LOG_LEVEL: 'warn'
+    }, join(logDir, 'api.log'))
+    log(`API: ${servers.api.command} (pid ${servers.api.pid}) on ${servers.api.origin}`)
+  }
+  return servers
+}
+
+function readProfile (): ProfileSummary | undefined {
+  if (flags.profile !== true) return undefined
+  const [file] = (existsSync(profileDir) ? readdirSync(profileDir) : []).filter((name) => name.endsWith('.cpuprofile'))
+  if (file === undefined) {
+    log(`no CPU profile was written to ${profileDir}`)
+    return undefined
+  }
+  const profile = summarize(join(profileDir, file))
+  log(`CPU profile of the API (${join(profileDir, file)}):\n${formatSummary(profile)}`)
+  return profile
+}
+
+let pgServer: PgServer | undefined
+let statements: StatementCounter | undefined
+let db: Db | undefined
+let servers: { baseline?: Server, api?: Server } = {}
+let failed = false
+try {
+  const machine = describeMachine()
+  log(`${settings.mode} run on ${machine.cpus} cores, load average ${machine.loadAverage.join(' ')}`)
+  const databaseUrl = process.env.DATABASE_URL === '' ? undefined : process.env.DATABASE_URL
+  pgServer = await openServer(databaseUrl, flags['keep-db'] === true, log)
+  const dataset = await prepareData(pgServer.url, settings, log)
+  statements = await StatementCounter.open(dataset.url)
+  if (!statements.available) log('pg_stat_statements is not loaded on this server: SQL statements per request are not counted')
+  db = await connect({ databaseUrl: dataset.url, poolSize: 2 })
+  servers = await startServers(dataset.url)
+
+  const context: CaseContext = { token: '', deepCursor: '', productsCursor: '', productIds: await benchProductIds(db), deepOffset: settings.deepOffset }
+  let walk = { pages: 0, ms: 0 }
+  if (servers.api !== undefined) {
+    context.token = await login(servers.api.origin)
+    const deep = await deepCursor(servers.api.origin, context.token, dataset.counts.users)
+    walk = { pages: deep.pages, ms: deep.ms }
+    log(`deep cursor: walked ${deep.pages} pages of 100 in ${deep.ms} ms`)
+    context.deepCursor = deep.cursor
+    context.productsCursor = await productsCursor(servers.api.origin)
+  }
+  const tools: Tools = { settings, db, statements, postmaster: postmasterOf(await statements.backendPid()), background: await backgroundRate(statements) }
+  log(`idle servers run ${tools.background} statements/s (subtracted from SQL per request)`)
+
+  const passes = new Map<string, CaseResult[]>()
+  for (let pass = 1; pass <= settings.passes; pass++) {
+    for (const bench of selected) {
+      const server = servers[bench.server] as Server
+      log(`${bench.id} (pass ${pass}/${settings.passes}): ${settings.warmupSeconds} s warm-up + ${settings.seconds} s, ${settings.connections} connections`)
+      const result = await measure(bench, server, context, tools)
+      passes.set(bench.id, [...passes.get(bench.id) ?? [], result])
+      log(describe(result))
+    }
+  }
+  for (const server of Object.values(servers)) await server.stop()
+  const results = selected.map((bench) => medianPass(passes.get(bench.id) ?? []))
+  const profile = readProfile()
+
+  const report: Report = {
+    date: new Date().toISOString(),
+    mode: settings.mode,
+    machine,
+    postgres: { version: await statements.serverVersion(), origin: pgServer.origin },
+    api: { command: servers.api?.command ?? 'not started' },
+    settings: {
+      connections: settings.connections,
+      seconds: settings.seconds,
+      warmupSeconds: settings.warmupSeconds,
+      passes: settings.passes,
+      counts: settings.counts,
+      benchProducts: settings.benchProducts,
+      deepOffset: settings.deepOffset
+    },
+    dataset: { seededInMs: dataset.seededInMs },
+    deepCursor: walk,
+    backgroundStatementsPerSecond: tools.background,
+    cases: results,
+    ratioToBaseline: ratiosToBaseline(results),
+    targets: evaluateTargets(results),
+    ...(profile === undefined ? {} : { profile })
+  }
+  const file = save(report, outDir)
+  process.stdout.write('\n' + markdown(report) + '\n')
+  log(`results: ${file}`)
+  // Correctness, never speed, decides the exit code: every answer healthy, every unit of stock accounted for.
+  const broken = results.filter((r) => r.requests === 0 || r.non2xx + r.errors + r.badBodies > 0 || r.stock?.conserved === false)
+  if (broken.length > 0) {
+    failed = true
+    log(`FAILED: ${broken.map((r) => r.id).join(', ')} had failed requests, no requests, or unconserved stock`)
+  }
+} catch (error) {
+  failed = true
+  process.stderr.write(`[bench] ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`)
+} finally {
+  for (const server of Object.values(servers)) await server.stop().catch(() => {})
+  await statements?.close().catch(() => {})
+  await db?.destroy().catch(() => {})
+  await pgServer?.stop().catch((error: unknown) => { log(`could not stop PostgreSQL: ${String(error)}`) })
+}
+process.exitCode = failed ? 1 : 0
