@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from './connect.js'
+import { lockedWrite, type Precondition } from './locked-write.js'
 import { paginate, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
 import { EMBEDDED_LIMIT, firstChildren, parseInclude, rowsById } from './relations.js'
 import { matches } from './search.js'
@@ -56,21 +57,17 @@ export async function createComment (db: Db, input: { postId: number, authorId: 
     .executeTakeFirst()
 }
 
-/** Throws to refuse a write (a stale `If-Match`); runs on the current row, locked. */
-export type CommentPrecondition = (current: Comment) => void
-
-export async function deleteComment (db: Db, id: number, check?: CommentPrecondition): Promise<boolean> {
+export async function deleteComment (db: Db, id: number, check?: Precondition<Comment>): Promise<boolean> {
   if (check === undefined) {
     const result = await db.deleteFrom('comments').where('id', '=', id).executeTakeFirst()
     return result.numDeletedRows > 0n
   }
-  return db.transaction().execute(async (trx) => {
-    const current = await trx.selectFrom('comments').select(representation).where('id', '=', id).forUpdate().executeTakeFirst()
-    if (current === undefined) return false
-    check(current)
+  const lock = (trx: Db) => trx.selectFrom('comments').select(representation).where('id', '=', id).forUpdate().executeTakeFirst()
+  const deleted = await lockedWrite(db, lock, check, async (trx) => {
     await trx.deleteFrom('comments').where('id', '=', id).execute()
     return true
   })
+  return deleted ?? false
 }
 
 /** The author of a comment, for the owner-or-admin rule; undefined when there is no such comment. */

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from './connect.js'
+import { lockedWrite, type Precondition } from './locked-write.js'
 import { commentsByPostIds, type Comment } from './comments.js'
 import { paginate, parseFields, selectColumns, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
 import { EMBEDDED_LIMIT, firstChildren, parseInclude, rowsById } from './relations.js'
@@ -98,36 +99,28 @@ export interface PostChanges {
   content?: string | undefined
 }
 
-/** Throws to refuse a write (a stale `If-Match`); runs on the current row, locked. */
-export type PostPrecondition = (current: Post) => void
-
 /** Applies the changes given (PATCH) or all of them (PUT); undefined when there is no such post. */
-export async function updatePost (db: Db, id: number, changes: PostChanges, check?: PostPrecondition): Promise<Post | undefined> {
+export async function updatePost (db: Db, id: number, changes: PostChanges, check?: Precondition<Post>): Promise<Post | undefined> {
   const values = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined))
   const update = (trx: Db) => trx.updateTable('posts').set({ ...values, updated_at: sql`now()` })
     .where('id', '=', id).returning(representation).executeTakeFirst()
   if (check === undefined && Object.keys(values).length > 0) return update(db)
-  return db.transaction().execute(async (trx) => {
-    const current = await trx.selectFrom('posts').select(representation).where('id', '=', id).forUpdate().executeTakeFirst()
-    if (current === undefined) return undefined
-    check?.(current)
-    return Object.keys(values).length === 0 ? current : update(trx)
-  })
+  return lockedWrite(db, lock(id), check, async (trx, current) => Object.keys(values).length === 0 ? current : update(trx))
 }
 
+const lock = (id: number) => (trx: Db) => trx.selectFrom('posts').select(representation).where('id', '=', id).forUpdate().executeTakeFirst()
+
 /** Deletes the post and, by cascade, its comments; false when there is no such post. */
-export async function deletePost (db: Db, id: number, check?: PostPrecondition): Promise<boolean> {
+export async function deletePost (db: Db, id: number, check?: Precondition<Post>): Promise<boolean> {
   if (check === undefined) {
     const result = await db.deleteFrom('posts').where('id', '=', id).executeTakeFirst()
     return result.numDeletedRows > 0n
   }
-  return db.transaction().execute(async (trx) => {
-    const current = await trx.selectFrom('posts').select(representation).where('id', '=', id).forUpdate().executeTakeFirst()
-    if (current === undefined) return false
-    check(current)
+  const deleted = await lockedWrite(db, lock(id), check, async (trx) => {
     await trx.deleteFrom('posts').where('id', '=', id).execute()
     return true
   })
+  return deleted ?? false
 }
 
 /** The author of a post, for the owner-or-admin rule; undefined when there is no such post. */

@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import { conflict, unprocessable } from '../schema/errors.js'
 import type { Db } from './connect.js'
+import { lockedWrite, type Precondition } from './locked-write.js'
 import { paginate, parseFields, selectColumns, type ListContext, type ListPage, type ListParams, type ListSpec } from './pagination.js'
 import { parseInclude } from './relations.js'
 import { matches } from './search.js'
@@ -75,42 +76,32 @@ export async function createProduct (db: Db, input: NewProduct): Promise<Product
 
 export type ProductChanges = Partial<Omit<ProductsTable, 'id' | 'created_at'>>
 
-/** Runs on the current row, locked, inside the write's transaction; throws to refuse the write (a stale `If-Match`). */
-export type ProductPrecondition = (current: Product) => void
-
 /**
  * Applies `changes` (every field for PUT, the ones sent for PATCH); undefined when there is no
  * such product. With a `check`, the row is locked and checked first, in the same transaction.
  */
-export async function updateProduct (db: Db, id: number, changes: ProductChanges, check?: ProductPrecondition): Promise<Product | undefined> {
+export async function updateProduct (db: Db, id: number, changes: ProductChanges, check?: Precondition<Product>): Promise<Product | undefined> {
   const values = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined))
   if (check === undefined && Object.keys(values).length > 0) {
     return db.updateTable('products').set(values).where('id', '=', id).returning(representation).executeTakeFirst()
   }
-  return db.transaction().execute(async (trx) => {
-    const current = await trx.selectFrom('products').select(representation).where('id', '=', id).forUpdate().executeTakeFirst()
-    if (current === undefined) return undefined
-    check?.(current)
-    if (Object.keys(values).length === 0) return current
-    return trx.updateTable('products').set(values).where('id', '=', id).returning(representation).executeTakeFirst()
-  })
+  return lockedWrite(db, lock(id), check, async (trx, current) => Object.keys(values).length === 0
+    ? current
+    : trx.updateTable('products').set(values).where('id', '=', id).returning(representation).executeTakeFirst())
 }
+
+const lock = (id: number) => (trx: Db) => trx.selectFrom('products').select(representation).where('id', '=', id).forUpdate().executeTakeFirst()
 
 const referencedByOrders = () => conflict('the product is part of orders and cannot be deleted')
 
 /** False when there is no such product; 409 when orders refer to it (the foreign key restricts). */
-export async function deleteProduct (db: Db, id: number, check?: ProductPrecondition): Promise<boolean> {
+export async function deleteProduct (db: Db, id: number, check?: Precondition<Product>): Promise<boolean> {
   const remove = async (trx: Db): Promise<boolean> => {
-    if (check !== undefined) {
-      const current = await trx.selectFrom('products').select(representation).where('id', '=', id).forUpdate().executeTakeFirst()
-      if (current === undefined) return false
-      check(current)
-    }
     const result = await trx.deleteFrom('products').where('id', '=', id).executeTakeFirst()
     return result.numDeletedRows > 0n
   }
   try {
-    return await (check === undefined ? remove(db) : db.transaction().execute(remove))
+    return check === undefined ? await remove(db) : (await lockedWrite(db, lock(id), check, remove)) ?? false
   } catch (error) {
     // order_items.product_id ON DELETE RESTRICT: orders still refer to the product. That is a
     // conflict with the resource's state, not a missing reference in the input (the generic 23503 → 422).

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from './connect.js'
+import { lockedWrite, type Precondition } from './locked-write.js'
 import { parseFields, selectColumns, type ListSpec } from './pagination.js'
 import type { ProfilesTable } from './types.js'
 
@@ -33,24 +34,17 @@ export interface ProfileChanges {
   location?: string | null | undefined
 }
 
-/** Throws to refuse a write (a stale `If-Match`); runs on the current row, locked. */
-export type ProfilePrecondition = (current: Profile) => void
-
 /**
  * Sets the fields given (undefined ones are kept, null clears) and `updated_at`; undefined when
  * the user has no profile (there is no such user).
  */
-export async function updateProfile (db: Db, userId: number, changes: ProfileChanges, check?: ProfilePrecondition): Promise<Profile | undefined> {
+export async function updateProfile (db: Db, userId: number, changes: ProfileChanges, check?: Precondition<Profile>): Promise<Profile | undefined> {
   const values = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined))
   const update = (trx: Db) => trx.updateTable('profiles').set({ ...values, updated_at: sql`now()` })
     .where('user_id', '=', userId).returning(representation).executeTakeFirst()
   if (check === undefined && Object.keys(values).length > 0) return update(db)
-  return db.transaction().execute(async (trx) => {
-    const current = await trx.selectFrom('profiles').select(representation).where('user_id', '=', userId).forUpdate().executeTakeFirst()
-    if (current === undefined) return undefined
-    check?.(current)
-    return Object.keys(values).length === 0 ? current : update(trx)
-  })
+  const lock = (trx: Db) => trx.selectFrom('profiles').select(representation).where('user_id', '=', userId).forUpdate().executeTakeFirst()
+  return lockedWrite(db, lock, check, async (trx, current) => Object.keys(values).length === 0 ? current : update(trx))
 }
 
 /** Profiles of the given users, in one statement (for GraphQL and `include=profile`). */

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from './connect.js'
+import { lockedWrite, type Precondition } from './locked-write.js'
 import { paginate, parseFields, selectColumns, type ListContext, type ListPage, type ListParams, type ListSpec } from './pagination.js'
 import { matches } from './search.js'
 import type { UserRow } from './types.js'
@@ -59,14 +60,8 @@ export interface UserChanges {
   email?: string | undefined
 }
 
-/**
- * Runs `check` on the current row, locked, before a write; it throws to refuse the write
- * (a stale `If-Match`, say), and nothing can change the row in between.
- */
-export type Precondition = (current: User) => void
-
 /** Applies the changes given (PATCH) or all of them (PUT); undefined when there is no such user. */
-export async function updateUser (db: Db, id: number, changes: UserChanges, check?: Precondition): Promise<User | undefined> {
+export async function updateUser (db: Db, id: number, changes: UserChanges, check?: Precondition<User>): Promise<User | undefined> {
   const values: Record<string, unknown> = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined))
   // A new address has not been verified yet; the same address in another case still is.
   if (changes.email !== undefined) {
@@ -75,24 +70,19 @@ export async function updateUser (db: Db, id: number, changes: UserChanges, chec
   if (check === undefined && Object.keys(values).length > 0) {
     return db.updateTable('users').set(values).where('id', '=', id).returning(representation).executeTakeFirst()
   }
-  return db.transaction().execute(async (trx) => {
-    const current = await trx.selectFrom('users').select(representation).where('id', '=', id).forUpdate().executeTakeFirst()
-    if (current === undefined) return undefined
-    check?.(current)
-    if (Object.keys(values).length === 0) return current
-    return trx.updateTable('users').set(values).where('id', '=', id).returning(representation).executeTakeFirst()
-  })
+  return lockedWrite(db, lock(id), check, async (trx, current) => Object.keys(values).length === 0
+    ? current
+    : trx.updateTable('users').set(values).where('id', '=', id).returning(representation).executeTakeFirst())
 }
+
+const lock = (id: number) => (trx: Db) => trx.selectFrom('users').select(representation).where('id', '=', id).forUpdate().executeTakeFirst()
 
 /**
  * Deletes the user with everything it owns (profile, posts, comments and orders cascade), in one
  * transaction that first gives back the stock its open (pending or paid) orders still hold.
  */
-export async function deleteUser (db: Db, id: number, check?: Precondition): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    const current = await trx.selectFrom('users').select(representation).where('id', '=', id).forUpdate().executeTakeFirst()
-    if (current === undefined) return false
-    check?.(current)
+export async function deleteUser (db: Db, id: number, check?: Precondition<User>): Promise<boolean> {
+  const deleted = await lockedWrite(db, lock(id), check, async (trx) => {
     await sql`
       update products set stock = products.stock + held.quantity
       from (
@@ -105,4 +95,5 @@ export async function deleteUser (db: Db, id: number, check?: Precondition): Pro
     await trx.deleteFrom('users').where('id', '=', id).execute()
     return true
   })
+  return deleted ?? false
 }

@@ -185,13 +185,11 @@ async function auth (app: FastifyInstance, options: TandemOptions): Promise<void
     if ((await tokens.authenticate(request)).role !== 'admin') throw forbidden('only an administrator may do this')
   }
   const selfOrAdmin: preHandlerAsyncHookHandler = async (request) => {
-    const { id } = request.params as { id?: unknown }
-    if (request.user.role !== 'admin' && id !== request.user.sub) throw forbidden('only this user or an administrator may do this')
+    assertSelfOrAdmin(request.user, (request.params as { id?: unknown }).id)
   }
   const ownerOrAdminOf = (load: OwnerLoader): preHandlerAsyncHookHandler => async (request) => {
     if (request.user.role === 'admin') return
-    const owner = await load(request)
-    if (owner !== undefined && owner !== request.user.sub) throw forbidden('only its owner or an administrator may do this')
+    assertOwnerOrAdmin(request.user, await load(request))
   }
 
   app.addHook('onRoute', (route) => {
@@ -205,6 +203,19 @@ async function auth (app: FastifyInstance, options: TandemOptions): Promise<void
     if (authorize !== undefined) route.preHandler = [authorize, ...[route.preHandler ?? []].flat()]
     if (route.schema !== undefined) route.schema = { ...route.schema, security: [{ bearerAuth: [] }] } as typeof route.schema
   })
+}
+
+/**
+ * The rule of `PUT/PATCH/DELETE /users/{id}` and its GraphQL mutations: the user itself or an
+ * administrator. One function, so both styles refuse the same callers.
+ */
+export function assertSelfOrAdmin (caller: AccessUser, userId: unknown): void {
+  if (caller.role !== 'admin' && userId !== caller.sub) throw forbidden('only this user or an administrator may do this')
+}
+
+/** The rule of a resource's owner or an administrator; an unknown owner (no such resource) passes, for the 404. */
+export function assertOwnerOrAdmin (caller: AccessUser, ownerId: number | undefined): void {
+  if (caller.role !== 'admin' && ownerId !== undefined && ownerId !== caller.sub) throw forbidden('only its owner or an administrator may do this')
 }
 
 /** Route plugins call this first: a route with `config.auth` must never be served unguarded. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { sql } from 'kysely'
 import { Type } from '@sinclair/typebox'
+import { ping } from '../db/health.js'
 
 const Status = Type.Object({ status: Type.String(), error: Type.Optional(Type.String()) })
 const READY_TIMEOUT_MS = 2_000
@@ -15,7 +15,7 @@ async function health (app: FastifyInstance): Promise<void> {
       timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS)
     })
     try {
-      await Promise.race([sql`select 1`.execute(app.db), timeout])
+      await Promise.race([ping(app.db), timeout])
       return { status: 'ok' }
     } catch {
       return reply.code(503).send({ status: 'unavailable', error: 'database unavailable' })

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { MercuriusContext } from 'mercurius'
 import type { AccessUser } from '../auth.js'
-import { forbidden } from '../../schema/errors.js'
 
 /**
  * What every resolver and loader receives, over HTTP and over WebSocket alike. Authentication
@@ -14,10 +13,8 @@ export interface TandemGraphqlContext extends MercuriusContext {
   viewer: () => Promise<AccessUser>
 }
 
-/** The rule of `PUT/PATCH/DELETE /users/{id}`: the user itself or an administrator. */
-export function assertSelfOrAdmin (viewer: AccessUser, userId: number): void {
-  if (viewer.role !== 'admin' && viewer.sub !== userId) throw forbidden('only this user or an administrator may do this')
-}
+/** The REST rule, the same function: both styles refuse the same callers. */
+export { assertSelfOrAdmin } from '../auth.js'
 
 const BEARER = /^Bearer +([A-Za-z0-9_.~+/-]+=*) *$/i
 

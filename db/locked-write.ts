@@ -1,0 +1,23 @@
+import type { Db } from './connect.js'
+
+/** Throws to refuse a write (a stale `If-Match`, say); runs on the current row, locked. */
+export type Precondition<Row> = (current: Row) => void
+
+/**
+ * Reads the row with `lock` (a `FOR UPDATE` select), runs `check` on it, then `write` — in one
+ * transaction, so nothing can change the row between the check and the write. Undefined when
+ * there is no such row.
+ */
+export async function lockedWrite<Row, Result> (
+  db: Db,
+  lock: (trx: Db) => Promise<Row | undefined>,
+  check: Precondition<Row> | undefined,
+  write: (trx: Db, current: Row) => Promise<Result>
+): Promise<Result | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const current = await lock(trx)
+    if (current === undefined) return undefined
+    check?.(current)
+    return write(trx, current)
+  })
+}
