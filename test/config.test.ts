@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { envName, validateOptions } from '../plugins/config.js'
+import { freePort } from './processes.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
@@ -22,15 +22,6 @@ function start (env: Record<string, string>) {
   child.stdout.resume()
   const exited: Promise<Run> = once(child, 'exit').then(([code]) => ({ code: code as number | null, stderr }))
   return { child, exited }
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const address = server.address()
-  server.close()
-  return typeof address === 'object' && address !== null ? address.port : 0
 }
 
 const badConfigs: Array<[string, Record<string, string>, RegExp]> = [
