@@ -4,6 +4,8 @@ import { Kysely, Migrator, PostgresDialect } from 'kysely'
 import { PGliteDialect } from 'kysely-pglite-dialect'
 import pg from 'pg'
 import { migrations } from './migrations/index.js'
+import { preparingStatements } from './prepared.js'
+import { parseTimestamptz } from './timestamps.js'
 import type { Database } from './types.js'
 
 export interface ConnectOptions {
@@ -18,6 +20,12 @@ export interface ConnectOptions {
    * stuck query cannot hold a pooled connection for ever; the request gets a 503. Default: no limit.
    */
   statementTimeoutMillis?: number | undefined
+  /**
+   * Prepare each distinct statement once per pooled connection, so that a real server parses and
+   * plans it once. Default: true. Turn it off behind a pooler that cannot keep prepared statements
+   * (PgBouncer in transaction mode before 1.21).
+   */
+  preparedStatements?: boolean | undefined
 }
 
 export type Db = Kysely<Database>
@@ -27,25 +35,32 @@ export type Db = Kysely<Database>
 // JS numbers everywhere; timestamps are Dates from both drivers already.
 const INT8 = 20
 const NUMERIC = 1700
+const TIMESTAMPTZ = 1184
 const toNumber = (value: string): number => Number(value)
 
-function realServer (databaseUrl: string, poolSize: number, statementTimeout: number | undefined): Db {
+function typeParser (oid: number, format?: 'text' | 'binary'): unknown {
+  if (oid === INT8 || oid === NUMERIC) return toNumber
+  if (oid === TIMESTAMPTZ && format !== 'binary') return parseTimestamptz
+  return pg.types.getTypeParser(oid, format)
+}
+
+function realServer (databaseUrl: string, options: ConnectOptions): Db {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
-    max: poolSize,
-    ...(statementTimeout === undefined ? {} : { statement_timeout: statementTimeout }),
+    max: options.poolSize ?? 20,
+    ...(options.statementTimeoutMillis === undefined ? {} : { statement_timeout: options.statementTimeoutMillis }),
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
-    types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === INT8 || oid === NUMERIC ? toNumber : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser
-    }
+    types: { getTypeParser: typeParser as typeof pg.types.getTypeParser }
   })
   // A client that loses its server emits 'error'; without a listener that crashes the process.
   // The pool listens on idle clients only, so every client gets a listener of its own too: a
   // checked-out one (inside a transaction, say) fails its queries, and the pool drops it on release.
   pool.on('error', () => {})
-  pool.on('connect', (client) => { client.on('error', () => {}) })
+  pool.on('connect', (client) => {
+    client.on('error', () => {})
+    if (options.preparedStatements !== false) preparingStatements(client)
+  })
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
 }
 
@@ -60,7 +75,7 @@ function embedded (dataDir: string | undefined): Db {
 /** Opens the database and brings its schema up to date. Safe to call from several processes at once. */
 export async function connect (options: ConnectOptions = {}): Promise<Db> {
   const db = options.databaseUrl !== undefined
-    ? realServer(options.databaseUrl, options.poolSize ?? 20, options.statementTimeoutMillis)
+    ? realServer(options.databaseUrl, options)
     : embedded(options.dataDir)
   try {
     await migrate(db)

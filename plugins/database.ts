@@ -9,6 +9,8 @@ export interface DatabaseOptions {
   dataDir?: string
   /** Connections in the pool to a real server. @example 20 */
   poolSize?: number
+  /** Prepare each distinct statement once per connection (default); false behind PgBouncer in transaction mode before 1.21. @example false */
+  preparedStatements?: boolean
   /**
    * Use this already connected (and migrated) Kysely instance instead of opening one; the host
    * then closes it.

@@ -13,6 +13,12 @@ export const TandemOptionsSchema = Type.Object({
   port: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
   /** `postgres://…` of a real PostgreSQL server; unset means the embedded database. @example 'postgres://app@127.0.0.1/app' */
   databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  /**
+   * Prepare each distinct SQL statement once per pooled connection (PostgreSQL parses and plans it
+   * once). Turn off behind a pooler that cannot keep prepared statements, such as PgBouncer in
+   * transaction mode before 1.21. @example false
+   */
+  databasePreparedStatements: Type.Boolean({ default: true }),
   /** Where the embedded database lives; `memory://` for a throw-away one. @example './.data' */
   dataDir: Type.Optional(Type.String({ minLength: 1 })),
   /** Secret that signs access tokens and list cursors. @example 'a long random string' */

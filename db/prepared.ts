@@ -1,0 +1,34 @@
+import type pg from 'pg'
+
+/**
+ * Distinct statements a connection keeps prepared. Queries are built from a few shapes, so a
+ * connection rarely needs more; past this, new texts run unprepared rather than grow the server's
+ * memory without bound.
+ */
+export const MAX_PREPARED_PER_CONNECTION = 256
+
+type Query = (config: unknown, values?: unknown, callback?: unknown) => unknown
+
+/**
+ * Makes `client.query(text, values)` — how Kysely runs every statement — a named prepared
+ * statement: PostgreSQL parses and plans the text once per connection instead of at every call,
+ * and the Parse message is no longer sent. Statements without parameters (BEGIN, migrations,
+ * scripts of several commands) run as they are.
+ */
+export function preparingStatements (client: pg.PoolClient): void {
+  const names = new Map<string, string>()
+  const query = client.query.bind(client) as Query
+  const prepared: Query = (config, values, callback) => {
+    if (typeof config !== 'string' || !Array.isArray(values) || values.length === 0 || callback !== undefined) {
+      return query(config, values, callback)
+    }
+    let name = names.get(config)
+    if (name === undefined) {
+      if (names.size >= MAX_PREPARED_PER_CONNECTION) return query(config, values)
+      name = `tandem_${names.size + 1}`
+      names.set(config, name)
+    }
+    return query({ name, text: config, values })
+  }
+  client.query = prepared as typeof client.query
+}

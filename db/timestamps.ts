@@ -1,0 +1,54 @@
+import pg from 'pg'
+
+const TIMESTAMPTZ = 1184
+const fallback = pg.types.getTypeParser(TIMESTAMPTZ) as (text: string) => Date
+
+const PLUS = 43
+const MINUS = 45
+const COLON = 58
+const DOT = 46
+const SPACE = 32
+
+const digit = (text: string, at: number): number => text.charCodeAt(at) - 48
+const twoDigits = (text: string, at: number): number => digit(text, at) * 10 + digit(text, at + 1)
+
+/**
+ * PostgreSQL's text form of a `timestamptz` (`2026-11-21 02:26:12.123+00`) as a Date, without the
+ * regular expressions of `postgres-date`, which pg uses by default: every list row carries one or
+ * more of these, and parsing them was the costliest part of reading a row. Anything but the common
+ * `YYYY-MM-DD HH:MM:SS[.ffffff]±HH[:MM]` (BC dates, years past 9999, infinity) goes to pg's parser.
+ */
+export function parseTimestamptz (text: string): Date {
+  const length = text.length
+  if (length < 22 || text.charCodeAt(4) !== MINUS || text.charCodeAt(10) !== SPACE) return fallback(text)
+  let at = 19
+  let millis = 0
+  if (text.charCodeAt(at) === DOT) {
+    let scale = 100
+    for (at = 20; at < length; at++) {
+      const value = digit(text, at)
+      if (value < 0 || value > 9) break
+      millis += value * scale
+      scale /= 10
+    }
+  }
+  const sign = text.charCodeAt(at)
+  if (sign !== PLUS && sign !== MINUS) return fallback(text)
+  let offsetMinutes = twoDigits(text, at + 1) * 60
+  if (length === at + 6 && text.charCodeAt(at + 3) === COLON) offsetMinutes += twoDigits(text, at + 4)
+  else if (length !== at + 3) return fallback(text)
+  const year = twoDigits(text, 0) * 100 + twoDigits(text, 2)
+  // Date.UTC reads the years 0–99 as 1900–1999.
+  if (year < 100) return fallback(text)
+  const utc = Date.UTC(
+    year,
+    twoDigits(text, 5) - 1,
+    twoDigits(text, 8),
+    twoDigits(text, 11),
+    twoDigits(text, 14),
+    twoDigits(text, 17),
+    Math.floor(millis)
+  )
+  const date = new Date(sign === PLUS ? utc - offsetMinutes * 60_000 : utc + offsetMinutes * 60_000)
+  return Number.isNaN(date.getTime()) ? fallback(text) : date
+}
