@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import cors from '@fastify/cors'
-import helmet from '@fastify/helmet'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
+import helmet from 'helmet'
 import type { TandemOptions } from '../schema/options.js'
 import { useConfig } from './config.js'
 
@@ -40,31 +41,50 @@ export function parseCorsOrigins (value: string): '*' | string[] {
   return trimmed === '*' ? '*' : trimmed.split(',').map((origin) => origin.trim()).filter((origin) => origin !== '')
 }
 
+/**
+ * helmet's headers without its CSP (which would block GraphiQL, loaded from a CDN, and the docs
+ * page; a strict one is set on every non-HTML answer instead). They are the same on every answer,
+ * so they are worked out once here rather than by helmet's middleware on each request.
+ */
+export function helmetHeaders (): Record<string, string> {
+  const headers: Record<string, string> = {}
+  const response = {
+    setHeader (name: string, value: unknown) { headers[name.toLowerCase()] = String(value) },
+    removeHeader (name: string) { delete headers[name.toLowerCase()] }
+  }
+  helmet({ contentSecurityPolicy: false })({} as IncomingMessage, response as unknown as ServerResponse, () => {})
+  return headers
+}
+
 async function security (app: FastifyInstance, options: TandemOptions): Promise<void> {
   const config = useConfig(app, options)
   // A host that registered @fastify/helmet itself keeps its own policy.
-  if (!app.hasReplyDecorator('helmet')) {
-    // Helmet's CSP would block GraphiQL (it loads from a CDN) and the docs page; a strict one is
-    // set on every non-HTML answer below instead.
-    await app.register(helmet, { global: true, contentSecurityPolicy: false })
-    app.addHook('onSend', async (_request: FastifyRequest, reply: FastifyReply) => {
-      const type = reply.getHeader('content-type')
-      if (typeof type !== 'string' || !type.startsWith('text/html')) reply.header('content-security-policy', API_CSP)
+  const ownHeaders = !app.hasReplyDecorator('helmet')
+  if (ownHeaders) {
+    const headers = helmetHeaders()
+    app.addHook('onRequest', (_request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+      reply.headers(headers)
+      done()
     })
   }
   if (config.corsOrigins !== undefined) {
     // Tokens travel in `Authorization`, never in cookies: no credentials.
     await app.register(cors, { origin: parseCorsOrigins(config.corsOrigins), credentials: false, ...corsHeaders })
   }
-  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply) => {
+  app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => {
+    if (ownHeaders) {
+      const type = reply.getHeader('content-type')
+      if (typeof type !== 'string' || !type.startsWith('text/html')) reply.header('content-security-policy', API_CSP)
+    }
     // A host with its own `genReqId` may hand out anything: only a safe id is echoed.
     const id = acceptedRequestId(request.id)
     if (id !== undefined) reply.header(REQUEST_ID_HEADER, id)
+    done(null, payload)
   })
 }
 
 /**
- * HTTP hardening for the whole application: @fastify/helmet's headers (with a strict CSP on API
+ * HTTP hardening for the whole application: helmet's headers (with a strict CSP on API
  * answers, none on the HTML of `/docs` and `/graphiql`), CORS for `corsOrigins` when set (no CORS
  * headers otherwise), and the request id echoed as `x-request-id` on every answer. Pair it with
  * `serverOptions()` (or `genReqId: requestIdOf`) so that a caller's id is accepted only when safe.
