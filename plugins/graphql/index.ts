@@ -11,7 +11,7 @@ import { bearerOfPayload } from './context.js'
 import { clientError, codes, errorFormatter, errorHandler, GraphqlRequestError } from './errors.js'
 import { complexityLimit, depthLimit, mutationLimit } from './limits.js'
 import { PersistedQueryStore } from './persisted.js'
-import { loaders, resolvers } from './resolvers.js'
+import { resolvers } from './resolvers.js'
 import { loadSchema, schemaDirectory } from './schema.js'
 
 export type { TandemGraphqlContext } from './context.js'
@@ -132,7 +132,6 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     await scope.register(mercurius, {
       schema,
       resolvers: resolvers() as never,
-      loaders: loaders() as never,
       path: '/graphql',
       graphiql: graphiql ?? (config.nodeEnv !== 'production' && !persistedOnly),
       ...(jit === 0 ? {} : { jit: jit ?? DEFAULT_JIT }),
@@ -185,7 +184,7 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
 
 /**
  * The query style at `/graphql` (and GraphiQL at `/graphiql` outside production), over the same
- * data layer, tokens and events as the resource style: Mercurius with batched loaders, depth and
+ * data layer, tokens and events as the resource style: Mercurius with batched relation loads, depth and
  * complexity limits, automatic persisted queries kept in PostgreSQL, and subscriptions over
  * `graphql-transport-ws` fed by `app.tandemEvents`. Register it after Tandem's database and auth
  * plugins; it is mounted at the root, never under a prefix.

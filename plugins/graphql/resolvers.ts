@@ -1,8 +1,8 @@
 import { GraphQLError, GraphQLScalarType, Kind } from 'graphql'
-import type { IResolvers, MercuriusLoaders } from 'mercurius'
+import type { IResolvers } from 'mercurius'
 import { encodeCursor, fingerprint } from '../../db/cursor.js'
-import { createComment, commentsByPostIds, type Comment } from '../../db/comments.js'
-import { createPost, findPost, findPostsByIds, postsByAuthorIds, usersByIds, type Post } from '../../db/posts.js'
+import { createComment, type Comment } from '../../db/comments.js'
+import { createPost, findPost, type Post } from '../../db/posts.js'
 import { createUser, deleteUser, findUser, listUsers, updateUser, type User } from '../../db/users.js'
 import { graphqlCode, notFound, forbidden, TandemError } from '../../schema/errors.js'
 import { CreateCommentBody } from '../../schema/comments.js'
@@ -12,6 +12,7 @@ import type { TandemEventMap } from '../events.js'
 import { hashPassword } from '../passwords.js'
 import { assertSelfOrAdmin, type TandemGraphqlContext } from './context.js'
 import { checkInput, listLimit, parseId } from './inputs.js'
+import { relationLoaders } from './loaders.js'
 
 type Context = TandemGraphqlContext
 type Args = Record<string, unknown>
@@ -69,7 +70,8 @@ type CommentAdded = TandemEventMap['commentAdded']
 /**
  * Every resolver. Root fields check the caller as the resource style does and call `db/`; the
  * type resolvers below the roots are the one place where database names (`created_at`) become
- * GraphQL names (`createdAt`). Relations are resolved by the loaders.
+ * GraphQL names (`createdAt`). Relations go through the operation's batches (./loaders.ts): one
+ * statement per relation and level of a query, whatever the number of parents.
  */
 export function resolvers (): IResolvers<any, Context> {
   return {
@@ -167,14 +169,19 @@ export function resolvers (): IResolvers<any, Context> {
     },
     // Database rows (snake_case) → GraphQL fields (camelCase): here and nowhere else.
     User: {
-      createdAt: (user: User) => user.created_at
+      createdAt: (user: User) => user.created_at,
+      posts: async (user: User, args: Args, ctx: Context) => relationLoaders(ctx).postsOf(user.id, listLimit(args.limit))
     },
     Post: {
       createdAt: (post: Post) => post.created_at,
-      updatedAt: (post: Post) => post.updated_at
+      updatedAt: (post: Post) => post.updated_at,
+      author: async (post: Post, _args: Args, ctx: Context) => relationLoaders(ctx).user(Number(post.author_id)),
+      comments: async (post: Post, args: Args, ctx: Context) => relationLoaders(ctx).commentsOf(post.id, listLimit(args.limit))
     },
     Comment: {
-      createdAt: (comment: Comment) => comment.created_at
+      createdAt: (comment: Comment) => comment.created_at,
+      author: async (comment: Comment, _args: Args, ctx: Context) => relationLoaders(ctx).user(Number(comment.author_id)),
+      post: async (comment: Comment, _args: Args, ctx: Context) => relationLoaders(ctx).post(Number(comment.post_id))
     }
   }
 }
@@ -185,66 +192,5 @@ async function publish<T extends keyof TandemEventMap> (ctx: Context, topic: T, 
     await ctx.app.tandemEvents.publish(topic, payload)
   } catch (error) {
     ctx.app.log.warn({ err: error, topic }, 'graphql: could not publish an event')
-  }
-}
-
-interface Query<Obj> { obj: Obj, params: Args }
-
-/** Groups the queries of one batch by their `limit`, so that each distinct limit is one statement. */
-async function byLimit<Obj, R> (
-  queries: Array<Query<Obj>>,
-  key: (obj: Obj) => number,
-  load: (ids: number[], limit: number) => Promise<Map<number, R[]>>
-): Promise<Array<R[] | Error>> {
-  const groups = new Map<number, number[]>()
-  const limits = queries.map(({ obj, params }): number | Error => {
-    let limit: number
-    try {
-      limit = listLimit(params.limit)
-    } catch (error) {
-      return error as Error
-    }
-    const ids = groups.get(limit) ?? []
-    ids.push(key(obj))
-    groups.set(limit, ids)
-    return limit
-  })
-  const loaded = new Map<number, Map<number, R[]>>()
-  await Promise.all([...groups].map(async ([limit, ids]) => { loaded.set(limit, await load(ids, limit)) }))
-  // An Error in the answer fails that one field (graphql-js throws it), not the whole batch.
-  return queries.map(({ obj }, i) => {
-    const limit = limits[i] as number | Error
-    return typeof limit === 'number' ? loaded.get(limit)?.get(key(obj)) ?? [] : limit
-  })
-}
-
-/**
- * Batched loaders: every `User.posts` (or `Post.author`, …) of one level of a query is loaded
- * by ONE statement, whatever the number of parents.
- */
-export function loaders (): MercuriusLoaders<Context> {
-  return {
-    User: {
-      posts: async (queries: Array<Query<User>>, ctx) =>
-        byLimit(queries, (user) => user.id, async (ids, limit) => postsByAuthorIds(ctx.app.db, ids, limit))
-    },
-    Post: {
-      author: async (queries: Array<Query<Post>>, ctx) => {
-        const users = await usersByIds(ctx.app.db, queries.map(({ obj }) => obj.author_id))
-        return queries.map(({ obj }) => users.get(Number(obj.author_id)) ?? null)
-      },
-      comments: async (queries: Array<Query<Post>>, ctx) =>
-        byLimit(queries, (post) => post.id, async (ids, limit) => commentsByPostIds(ctx.app.db, ids, limit))
-    },
-    Comment: {
-      author: async (queries: Array<Query<Comment>>, ctx) => {
-        const users = await usersByIds(ctx.app.db, queries.map(({ obj }) => obj.author_id))
-        return queries.map(({ obj }) => users.get(Number(obj.author_id)) ?? null)
-      },
-      post: async (queries: Array<Query<Comment>>, ctx) => {
-        const posts = await findPostsByIds(ctx.app.db, queries.map(({ obj }) => obj.post_id))
-        return queries.map(({ obj }) => posts.get(Number(obj.post_id)) ?? null)
-      }
-    }
   }
 }
