@@ -78,9 +78,9 @@ export async function commentAuthor (db: Db, id: number): Promise<number | undef
 
 // Batch loaders (one statement each, whatever the number of ids), for `include=` and GraphQL.
 
-/** The first `limit` comments (by id) of each post. */
-export async function commentsByPostIds (db: Db, postIds: readonly number[], limit = EMBEDDED_LIMIT): Promise<Map<number, Comment[]>> {
-  return firstChildren<Comment & Row>(db, 'comments', 'post_id', postIds, commentList.columns, limit)
+/** The first `limit` comments (by id) of each post; `columns` (the rows' narrowing) must include `post_id`. */
+export async function commentsByPostIds (db: Db, postIds: readonly number[], limit = EMBEDDED_LIMIT, columns: readonly string[] = commentList.columns): Promise<Map<number, Comment[]>> {
+  return firstChildren<Comment & Row>(db, 'comments', 'post_id', postIds, columns, limit)
 }
 
 export async function findCommentsByIds (db: Db, ids: readonly number[]): Promise<Map<number, Comment>> {

@@ -131,16 +131,18 @@ export async function postAuthor (db: Db, id: number): Promise<number | undefine
 
 // Batch loaders (one statement each, whatever the number of ids), for `include=` and GraphQL.
 
-export async function findPostsByIds (db: Db, ids: readonly number[]): Promise<Map<number, Post>> {
-  return rowsById<Post & Row>(db, 'posts', ids, postList.columns)
+// `columns` narrows the rows to what the caller reads (GraphQL asks only for the fields selected).
+
+export async function findPostsByIds (db: Db, ids: readonly number[], columns: readonly string[] = postList.columns): Promise<Map<number, Post>> {
+  return rowsById<Post & Row>(db, 'posts', ids, columns)
 }
 
-/** The first `limit` posts (by id) of each author. */
-export async function postsByAuthorIds (db: Db, authorIds: readonly number[], limit = EMBEDDED_LIMIT): Promise<Map<number, Post[]>> {
-  return firstChildren<Post & Row>(db, 'posts', 'author_id', authorIds, postList.columns, limit)
+/** The first `limit` posts (by id) of each author; `columns` must include `author_id`. */
+export async function postsByAuthorIds (db: Db, authorIds: readonly number[], limit = EMBEDDED_LIMIT, columns: readonly string[] = postList.columns): Promise<Map<number, Post[]>> {
+  return firstChildren<Post & Row>(db, 'posts', 'author_id', authorIds, columns, limit)
 }
 
 /** Users in their public representation (authors of posts and comments). */
-export async function usersByIds (db: Db, ids: readonly number[]): Promise<Map<number, User>> {
-  return rowsById<User & Row>(db, 'users', ids, userList.columns)
+export async function usersByIds (db: Db, ids: readonly number[], columns: readonly string[] = userList.columns): Promise<Map<number, User>> {
+  return rowsById<User & Row>(db, 'users', ids, columns)
 }

@@ -326,6 +326,21 @@ t.test('nested lists run one SQL statement per level, never one per item', async
   const twoLimits = await count('{ users(limit: 20) { a: posts(limit: 1) { id } b: posts(limit: 2) { id } } }')
   t.equal(twoLimits.statements.length, 3, 'one statement per distinct limit, not per user')
 
+  const narrow = await count('{ users(limit: 2) { posts(limit: 1) { comments { text } } } }')
+  const [, postsSql = '', commentsSql = ''] = narrow.statements
+  t.notMatch(postsSql, /title|content|created_at/, 'posts: only the id and the author key are read')
+  t.notMatch(commentsSql, /created_at|author_id/, 'comments: only what the query shows, the id and the post key')
+  t.equal(narrow.res.data?.users[0].posts[0].comments[0].text, 'c0')
+
+  const viaFragments = await count(`{ users(limit: 2) { posts(limit: 1) { ...P comments { ... on Comment { createdAt author { ...U } } } } } }
+    fragment P on Post { title updatedAt } fragment U on User { email }`)
+  const post = viaFragments.res.data?.users[0].posts[0]
+  t.equal(post?.title, 'P0', 'a field asked in a named fragment is read')
+  t.match(post?.updatedAt, /^\d{4}-\d\d-\d\dT/)
+  t.match(post?.comments[0].createdAt, /^\d{4}-\d\d-\d\dT/, 'and in an inline fragment')
+  t.match(post?.comments[0].author.email, /^u\d+@example\.com$/, 'and in a fragment two levels down')
+  t.equal(viaFragments.statements.length, 4)
+
   t.test('the same once graphql-jit has compiled the document', async (t) => {
     const query = '{ users(limit: 20) { posts(limit: 5) { comments { text author { name } } } } }'
     const runs: GraphqlResponse[] = []

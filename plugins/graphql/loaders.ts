@@ -41,44 +41,49 @@ export class Batch<V> {
   }
 }
 
-/** The relations a GraphQL operation loads in batches, one `Batch` per relation (and per `limit`). */
+/**
+ * The relations a GraphQL operation loads in batches: one `Batch` per relation, `limit` and set of
+ * columns, so each level of a query is one statement that reads only the columns it shows.
+ */
 export class RelationLoaders {
   readonly #context: TandemGraphqlContext
-  readonly #batches = new Map<string, Batch<unknown>>()
+  // relation → columns (the same array for every item of a field) → limit → batch
+  readonly #batches = new Map<string, Map<readonly string[], Map<number, Batch<unknown>>>>()
 
   constructor (context: TandemGraphqlContext) {
     this.#context = context
   }
 
-  #batch<V> (key: string, load: LoadMany<V>): Batch<V> {
-    let batch = this.#batches.get(key) as Batch<V> | undefined
-    if (batch === undefined) {
-      batch = new Batch(load)
-      this.#batches.set(key, batch as Batch<unknown>)
-    }
-    return batch
+  #batch<V> (relation: string, columns: readonly string[], limit: number, load: LoadMany<V>): Batch<V> {
+    let byColumns = this.#batches.get(relation)
+    if (byColumns === undefined) this.#batches.set(relation, byColumns = new Map())
+    let byLimit = byColumns.get(columns)
+    if (byLimit === undefined) byColumns.set(columns, byLimit = new Map())
+    let batch = byLimit.get(limit)
+    if (batch === undefined) byLimit.set(limit, batch = new Batch(load) as Batch<unknown>)
+    return batch as Batch<V>
   }
 
   get #db () {
     return this.#context.app.db
   }
 
-  async postsOf (authorId: number, limit: number): Promise<Post[]> {
-    const batch = this.#batch(`posts:${limit}`, async (ids) => postsByAuthorIds(this.#db, ids, limit))
+  async postsOf (authorId: number, limit: number, columns: readonly string[]): Promise<Post[]> {
+    const batch = this.#batch('posts of', columns, limit, async (ids) => postsByAuthorIds(this.#db, ids, limit, columns))
     return await batch.load(authorId) ?? []
   }
 
-  async commentsOf (postId: number, limit: number): Promise<Comment[]> {
-    const batch = this.#batch(`comments:${limit}`, async (ids) => commentsByPostIds(this.#db, ids, limit))
+  async commentsOf (postId: number, limit: number, columns: readonly string[]): Promise<Comment[]> {
+    const batch = this.#batch('comments of', columns, limit, async (ids) => commentsByPostIds(this.#db, ids, limit, columns))
     return await batch.load(postId) ?? []
   }
 
-  async user (id: number): Promise<User | null> {
-    return await this.#batch('users', async (ids) => usersByIds(this.#db, ids)).load(id) ?? null
+  async user (id: number, columns: readonly string[]): Promise<User | null> {
+    return await this.#batch('users', columns, 0, async (ids) => usersByIds(this.#db, ids, columns)).load(id) ?? null
   }
 
-  async post (id: number): Promise<Post | null> {
-    return await this.#batch('posts', async (ids) => findPostsByIds(this.#db, ids)).load(id) ?? null
+  async post (id: number, columns: readonly string[]): Promise<Post | null> {
+    return await this.#batch('posts', columns, 0, async (ids) => findPostsByIds(this.#db, ids, columns)).load(id) ?? null
   }
 }
 

@@ -1,9 +1,9 @@
-import { GraphQLError, GraphQLScalarType, Kind } from 'graphql'
+import { GraphQLError, GraphQLScalarType, Kind, type GraphQLResolveInfo as Info } from 'graphql'
 import type { IResolvers } from 'mercurius'
 import { encodeCursor, fingerprint } from '../../db/cursor.js'
-import { createComment, type Comment } from '../../db/comments.js'
-import { createPost, findPost, type Post } from '../../db/posts.js'
-import { createUser, deleteUser, findUser, listUsers, updateUser, type User } from '../../db/users.js'
+import { commentList, createComment, type Comment } from '../../db/comments.js'
+import { createPost, findPost, postList, type Post } from '../../db/posts.js'
+import { createUser, deleteUser, findUser, listUsers, updateUser, userList, type User } from '../../db/users.js'
 import { graphqlCode, notFound, forbidden, TandemError } from '../../schema/errors.js'
 import { CreateCommentBody } from '../../schema/comments.js'
 import { ReplacePostBody } from '../../schema/posts.js'
@@ -13,6 +13,7 @@ import { hashPassword } from '../passwords.js'
 import { assertSelfOrAdmin, type TandemGraphqlContext } from './context.js'
 import { checkInput, listLimit, parseId } from './inputs.js'
 import { relationLoaders } from './loaders.js'
+import { selectedColumns } from './selection.js'
 
 type Context = TandemGraphqlContext
 type Args = Record<string, unknown>
@@ -170,18 +171,23 @@ export function resolvers (): IResolvers<any, Context> {
     // Database rows (snake_case) → GraphQL fields (camelCase): here and nowhere else.
     User: {
       createdAt: (user: User) => user.created_at,
-      posts: async (user: User, args: Args, ctx: Context) => relationLoaders(ctx).postsOf(user.id, listLimit(args.limit))
+      posts: async (user: User, args: Args, ctx: Context, info: Info) =>
+        relationLoaders(ctx).postsOf(user.id, listLimit(args.limit), selectedColumns(info, 'Post', postList.columns, ['id', 'author_id']))
     },
     Post: {
       createdAt: (post: Post) => post.created_at,
       updatedAt: (post: Post) => post.updated_at,
-      author: async (post: Post, _args: Args, ctx: Context) => relationLoaders(ctx).user(Number(post.author_id)),
-      comments: async (post: Post, args: Args, ctx: Context) => relationLoaders(ctx).commentsOf(post.id, listLimit(args.limit))
+      author: async (post: Post, _args: Args, ctx: Context, info: Info) =>
+        relationLoaders(ctx).user(Number(post.author_id), selectedColumns(info, 'User', userList.columns, ['id'])),
+      comments: async (post: Post, args: Args, ctx: Context, info: Info) =>
+        relationLoaders(ctx).commentsOf(post.id, listLimit(args.limit), selectedColumns(info, 'Comment', commentList.columns, ['id', 'post_id']))
     },
     Comment: {
       createdAt: (comment: Comment) => comment.created_at,
-      author: async (comment: Comment, _args: Args, ctx: Context) => relationLoaders(ctx).user(Number(comment.author_id)),
-      post: async (comment: Comment, _args: Args, ctx: Context) => relationLoaders(ctx).post(Number(comment.post_id))
+      author: async (comment: Comment, _args: Args, ctx: Context, info: Info) =>
+        relationLoaders(ctx).user(Number(comment.author_id), selectedColumns(info, 'User', userList.columns, ['id'])),
+      post: async (comment: Comment, _args: Args, ctx: Context, info: Info) =>
+        relationLoaders(ctx).post(Number(comment.post_id), selectedColumns(info, 'Post', postList.columns, ['id']))
     }
   }
 }
