@@ -61,7 +61,29 @@ function realServer (databaseUrl: string, options: ConnectOptions): Db {
     client.on('error', () => {})
     if (options.preparedStatements !== false) preparingStatements(client)
   })
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  pools.set(db, pool)
+  return db
+}
+
+const pools = new WeakMap<Db, pg.Pool>()
+
+/**
+ * Resolves once no statement has run for `quietMillis` (or after `timeoutMillis` at most). A server
+ * that closes stops waiting for a request whose client has gone, but its handler still runs: this
+ * lets such handlers finish their remaining statements before the pool ends under them. The
+ * embedded database has no pool to watch and resolves at once.
+ */
+export async function settle (db: Db, { quietMillis = 50, timeoutMillis = 5_000 } = {}): Promise<void> {
+  const pool = pools.get(db)
+  if (pool === undefined) return
+  const deadline = Date.now() + timeoutMillis
+  let quietSince = Date.now()
+  while (Date.now() < deadline) {
+    if (pool.waitingCount > 0 || pool.totalCount > pool.idleCount) quietSince = Date.now()
+    else if (Date.now() - quietSince >= quietMillis) return
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
 }
 
 function embedded (dataDir: string | undefined): Db {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { connect, type Db } from '../db/connect.js'
+import { connect, settle, type Db } from '../db/connect.js'
 
 export interface DatabaseOptions {
   /** A real PostgreSQL server; without it an embedded PGlite database is used. @example 'postgres://app@127.0.0.1:5432/app' */
@@ -30,12 +30,18 @@ async function database (app: FastifyInstance, options: DatabaseOptions): Promis
   if (app.hasDecorator('db')) return
   const db = options.db ?? await connect(options)
   app.decorate('db', db)
-  if (options.db === undefined) app.addHook('onClose', async () => { await db.destroy() })
+  if (options.db === undefined) {
+    app.addHook('onClose', async () => {
+      await settle(db)
+      await db.destroy()
+    })
+  }
 }
 
 /**
  * Opens the database (PGlite or a `pg` pool), applies migrations, decorates `app.db`, closes it on
- * shutdown. With neither `databaseUrl` nor `dataDir` the database is embedded and in memory.
+ * shutdown once the statements still running (of requests whose clients left) have finished. With
+ * neither `databaseUrl` nor `dataDir` the database is embedded and in memory.
  * @example
  * await app.register(database, { databaseUrl: 'postgres://app@127.0.0.1:5432/app' })
  */
