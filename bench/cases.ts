@@ -15,7 +15,7 @@ export interface CaseContext {
 export interface BenchCase {
   id: string
   title: string
-  server: 'api' | 'baseline'
+  server: 'api' | 'baseline' | 'floor'
   /** Places orders: the stock of the bench products is checked afterwards. */
   writes: boolean
   requests: (context: CaseContext) => autocannon.Request[]
@@ -58,6 +58,20 @@ export const cases: BenchCase[] = [
     server: 'baseline',
     writes: false,
     requests: () => [get('/')]
+  },
+  {
+    id: 'floor-first-page',
+    title: 'reference: Fastify + pg + response schema, the same page',
+    server: 'floor',
+    writes: false,
+    requests: () => [get('/users')]
+  },
+  {
+    id: 'floor-first-page-jwt',
+    title: 'reference: the same with the API\'s token checked by @fastify/jwt',
+    server: 'floor',
+    writes: false,
+    requests: (c) => [get('/auth/users', auth(c))]
   },
   {
     id: 'rest-first-page',

@@ -10,7 +10,7 @@ import { cpuBetween, sampleCpu, watchRss, type CpuShare, type Rss } from './syst
 export interface CaseResult {
   id: string
   title: string
-  server: 'api' | 'baseline'
+  server: 'api' | 'baseline' | 'floor'
   seconds: number
   connections: number
   requests: number

@@ -15,7 +15,7 @@ import { backgroundRate, measure, medianPass, type CaseResult, type Tools } from
 import { openServer, type PgServer } from './postgres.js'
 import { formatSummary, summarize, type ProfileSummary } from './profile.js'
 import { evaluateTargets, markdown, ratiosToBaseline, save, type Report } from './report.js'
-import { apiEntryPoint, startApi, startBaseline, type Server } from './servers.js'
+import { apiEntryPoint, startApi, startBaseline, startFloor, type Server } from './servers.js'
 import { ADMIN, FULL, QUICK, type Settings } from './settings.js'
 import { StatementCounter } from './statements.js'
 import { describeMachine, postmasterOf } from './system.js'
@@ -70,18 +70,25 @@ function describe (result: CaseResult): string {
     (result.firstBadBody === undefined ? '' : `\n  first bad body: ${result.firstBadBody}`)
 }
 
-async function startServers (datasetUrl: string): Promise<{ baseline?: Server, api?: Server }> {
-  const servers: { baseline?: Server, api?: Server } = {}
+// The API's tokens are also checked by the reference Fastify server's `/auth/users`.
+const jwtSecret = randomBytes(32).toString('base64url')
+
+async function startServers (datasetUrl: string): Promise<Servers> {
+  const servers: Servers = {}
   if (selected.some((c) => c.server === 'baseline')) {
     servers.baseline = await startBaseline(datasetUrl, 20, join(logDir, 'baseline.log'))
   }
-  if (selected.some((c) => c.server === 'api')) {
+  if (selected.some((c) => c.server === 'floor')) {
+    servers.floor = await startFloor(datasetUrl, jwtSecret, 20, join(logDir, 'floor.log'))
+  }
+  // The reference server's `/auth/users` checks the API's own token.
+  if (selected.some((c) => c.server === 'api' || c.id === 'floor-first-page-jwt')) {
     const profiling = flags.profile === true ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
     const entry = await apiEntryPoint(flags['no-build'] !== true, log)
     servers.api = await startApi([...profiling, ...entry], {
       NODE_ENV: 'production',
       DATABASE_URL: datasetUrl,
-      JWT_SECRET: randomBytes(32).toString('base64url'),
+      JWT_SECRET: jwtSecret,
       JWT_EXPIRES_IN: '1d',
       ADMIN_EMAIL: ADMIN.email,
       ADMIN_PASSWORD: ADMIN.password,
@@ -108,7 +115,8 @@ function readProfile (): ProfileSummary | undefined {
 let pgServer: PgServer | undefined
 let statements: StatementCounter | undefined
 let db: Db | undefined
-let servers: { baseline?: Server, api?: Server } = {}
+type Servers = Partial<Record<'baseline' | 'floor' | 'api', Server>>
+let servers: Servers = {}
 let failed = false
 try {
   const machine = describeMachine()

@@ -98,3 +98,8 @@ export async function startApi (entry: string[], env: Record<string, string>, lo
 export async function startBaseline (databaseUrl: string, poolSize: number, logFile: string): Promise<Server> {
   return start('baseline', ['--import', 'tsx', 'bench/baseline.ts'], { DATABASE_URL: databaseUrl, POOL_SIZE: String(poolSize) }, '/health', logFile)
 }
+
+/** Fastify + the baseline's query and a response schema (bench/floor.ts): what the framework alone costs. */
+export async function startFloor (databaseUrl: string, jwtSecret: string, poolSize: number, logFile: string): Promise<Server> {
+  return start('floor', ['--import', 'tsx', 'bench/floor.ts'], { DATABASE_URL: databaseUrl, JWT_SECRET: jwtSecret, POOL_SIZE: String(poolSize) }, '/health', logFile)
+}

@@ -1,0 +1,56 @@
+// What the framework alone costs: Fastify, the same `pg` pool and prepared keyset query as the
+// baseline, a response schema (fast-json-stringify), and on `/auth/users` an HS256 token checked by
+// @fastify/jwt as the API checks it. No rate limiting, signed cursors, headers or database layer.
+// Started by bench/run.ts as a process of its own:
+//   DATABASE_URL=postgres://… JWT_SECRET=… PORT=3002 node --import tsx bench/floor.ts
+import jwt from '@fastify/jwt'
+import Fastify from 'fastify'
+import pg from 'pg'
+
+const LIMIT = 20
+const INT8 = 20
+
+const pool = new pg.Pool({
+  connectionString: process.env.DATABASE_URL,
+  max: Number(process.env.POOL_SIZE ?? 20),
+  types: { getTypeParser: ((oid: number, format?: 'text' | 'binary') => oid === INT8 ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser }
+})
+
+const firstPage = { name: 'floor_users_page', text: 'select id, name, email, created_at from users where id > $1 order by id limit $2' }
+
+const page = {
+  200: {
+    type: 'object',
+    properties: {
+      data: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: { id: { type: 'integer' }, name: { type: 'string' }, email: { type: 'string' }, created_at: { type: 'string', format: 'date-time' } }
+        }
+      },
+      pagination: {
+        type: 'object',
+        properties: { hasMore: { type: 'boolean' }, nextCursor: { type: ['string', 'null'] }, limit: { type: 'integer' } }
+      }
+    }
+  }
+}
+
+async function usersPage () {
+  const { rows } = await pool.query<{ id: number }>({ ...firstPage, values: [0, LIMIT + 1] })
+  const hasMore = rows.length > LIMIT
+  const data = rows.slice(0, LIMIT)
+  return { data, pagination: { hasMore, nextCursor: hasMore ? String(data[data.length - 1]?.id) : null, limit: LIMIT } }
+}
+
+const app = Fastify({ logger: false })
+await app.register(jwt, { secret: process.env.JWT_SECRET ?? 'floor-secret-floor-secret', verify: { algorithms: ['HS256'], allowedIss: 'tandem' } })
+app.get('/health', async () => ({ status: 'ok' }))
+app.get('/users', { schema: { response: page } }, usersPage)
+app.get('/auth/users', { schema: { response: page }, onRequest: async (request) => { await request.jwtVerify() } }, usersPage)
+await app.listen({ port: Number(process.env.PORT ?? 3002), host: process.env.HOST ?? '127.0.0.1' })
+
+const close = () => { app.close().then(async () => pool.end()).catch(() => {}) }
+process.once('SIGTERM', close)
+process.once('SIGINT', close)
