@@ -62,7 +62,8 @@ async function query (url: string, text: string): Promise<pg.QueryResult> {
  * The server to measure against: `DATABASE_URL` when given (never stopped), else our own on
  * `OWN_PORT`, started with .ci/postgres.sh and restarted once with pg_stat_statements loaded, so
  * that statements per request can be counted. With `keep`, our server stays up for the next run
- * (which then reuses it and its seeded database); otherwise it is stopped, data and all.
+ * (which then reuses it and its seeded database, and leaves it running); otherwise the run that
+ * started it stops it, data and all.
  */
 export async function openServer (databaseUrl: string | undefined, keep: boolean, log: (line: string) => void): Promise<PgServer> {
   if (databaseUrl !== undefined) return { url: databaseUrl, origin: 'DATABASE_URL', stop: async () => {} }
@@ -73,7 +74,8 @@ export async function openServer (databaseUrl: string | undefined, keep: boolean
   }
   if (await answers(url)) {
     log(`reusing the PostgreSQL server already on port ${OWN_PORT}`)
-    return { url, origin: 'reused', stop }
+    // Kept by an earlier run (its data set too): only the run that started a server stops it.
+    return { url, origin: 'reused', stop: async () => { log(`PostgreSQL on ${OWN_PORT} left running: this run did not start it`) } }
   }
   log(`starting PostgreSQL on port ${OWN_PORT} (.ci/postgres.sh)`)
   await run('bash', [script, 'start'], { env: { ...process.env, PGPORT: String(OWN_PORT) } })
