@@ -137,6 +137,29 @@ function wantsTotal (params: ListParams): 'exact' | 'estimated' | undefined {
   return undefined
 }
 
+/** The list's query with its columns (and the sort column, for the cursor) in sort order. */
+function orderedQuery (base: BaseQuery, spec: ListSpec, params: ListParams): { sort: Sort, columns: string[], query: BaseQuery } {
+  const sort = parseSort(spec, params)
+  const columns = parseFields(spec, params.fields)
+  const selected = columns.includes(sort.field) ? columns : [...columns, sort.field]
+  let query = selectColumns(base, spec, selected).orderBy(column(spec, sort.field), sort.direction)
+  if (sort.field !== 'id') query = query.orderBy(column(spec, 'id'), sort.direction)
+  return { sort, columns, query }
+}
+
+/**
+ * Just the rows of a list from `offset` on: no cursor to sign, nothing to count. For callers that
+ * show a plain list (the query style's `users(limit, offset)`).
+ */
+export async function listRows (base: BaseQuery, spec: ListSpec, params: Pick<ListParams, 'limit' | 'offset' | 'sort' | 'order' | 'fields'>): Promise<Row[]> {
+  const limit = limitOf(params)
+  if (params.offset !== undefined && params.offset < 0) throw badRequest('offset must not be negative', 'offset')
+  const { sort, columns, query } = orderedQuery(base, spec, params)
+  const limited = query.limit(limit)
+  const rows = await (params.offset === undefined || params.offset === 0 ? limited : limited.offset(params.offset)).execute() as Row[]
+  return strip(rows, columns, sort.field)
+}
+
 /**
  * Runs one page of a list: keyset by default (no OFFSET, cost independent of depth), or page and
  * offset modes when asked. `base` is the resource's filtered query; this adds the rest.
@@ -151,14 +174,9 @@ export async function paginate (base: BaseQuery, spec: ListSpec, params: ListPar
   }
   if (params.offset !== undefined && params.offset < 0) throw badRequest('offset must not be negative', 'offset')
   if (params.page !== undefined && params.page < 1) throw badRequest('page must be 1 or more', 'page')
-  const sort = parseSort(spec, params)
-  const columns = parseFields(spec, params.fields)
-  const selected = columns.includes(sort.field) ? columns : [...columns, sort.field]
+  const { sort, columns, query: ordered } = orderedQuery(base, spec, params)
+  let query = ordered
   const total = wantsTotal(params)
-
-  let query = selectColumns(base, spec, selected)
-    .orderBy(column(spec, sort.field), sort.direction)
-  if (sort.field !== 'id') query = query.orderBy(column(spec, 'id'), sort.direction)
 
   if (params.page !== undefined || params.offset !== undefined) {
     const offset = params.offset ?? ((params.page ?? 1) - 1) * limit

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Db } from './connect.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
-import { paginate, parseFields, selectColumns, type ListContext, type ListPage, type ListParams, type ListSpec } from './pagination.js'
+import { listRows, paginate, parseFields, selectColumns, type ListContext, type ListPage, type ListParams, type ListSpec } from './pagination.js'
 import { matches } from './search.js'
 import type { UserRow } from './types.js'
 
@@ -28,6 +28,11 @@ export async function listUsers (db: Db, params: ListParams & UserFilters, conte
   if (filters.name !== undefined) query = query.where('name', '=', filters.name)
   if (filters.q !== undefined) query = query.where(matches(sql`(name || ' ' || email)`, filters.q))
   return paginate(query, userList, params, { ...context, filters })
+}
+
+/** Users in id order from `offset` on, without a cursor or a count (the query style's `users`). */
+export async function userRows (db: Db, params: { limit?: number | undefined, offset?: number | undefined }): Promise<User[]> {
+  return await listRows(db.selectFrom('users'), userList, params) as User[]
 }
 
 export async function findUser (db: Db, id: number, fields?: string): Promise<UserSelection | undefined> {

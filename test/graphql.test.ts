@@ -326,6 +326,11 @@ t.test('nested lists run one SQL statement per level, never one per item', async
   const twoLimits = await count('{ users(limit: 20) { a: posts(limit: 1) { id } b: posts(limit: 2) { id } } }')
   t.equal(twoLimits.statements.length, 3, 'one statement per distinct limit, not per user')
 
+  const offsetPage = await count('{ users(limit: 3, offset: 2) { name } }')
+  t.same(offsetPage.res.data?.users.map((u: { name: string }) => u.name), ['User 2', 'User 3', 'User 4'])
+  t.equal(offsetPage.statements.length, 1, 'an offset page of the plain list: its rows, no count')
+  t.notMatch(offsetPage.statements[0], /count\(/)
+
   const narrow = await count('{ users(limit: 2) { posts(limit: 1) { comments { text } } } }')
   const [, postsSql = '', commentsSql = ''] = narrow.statements
   t.notMatch(postsSql, /title|content|created_at/, 'posts: only the id and the author key are read')

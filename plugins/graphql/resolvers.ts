@@ -3,7 +3,7 @@ import type { IResolvers } from 'mercurius'
 import { encodeCursor, fingerprint } from '../../db/cursor.js'
 import { commentList, createComment, type Comment } from '../../db/comments.js'
 import { createPost, findPost, postList, type Post } from '../../db/posts.js'
-import { createUser, deleteUser, findUser, listUsers, updateUser, userList, type User } from '../../db/users.js'
+import { createUser, deleteUser, findUser, listUsers, updateUser, userList, userRows, type User } from '../../db/users.js'
 import { graphqlCode, notFound, forbidden, TandemError } from '../../schema/errors.js'
 import { CreateCommentBody } from '../../schema/comments.js'
 import { ReplacePostBody } from '../../schema/posts.js'
@@ -84,8 +84,7 @@ export function resolvers (): IResolvers<any, Context> {
       },
       async users (_root, args: Args, ctx: Context) {
         await ctx.viewer()
-        const page = await listUsers(ctx.app.db, { limit: args.limit as number | undefined ?? undefined, offset: args.offset as number | undefined ?? undefined }, { secret: ctx.app.tandemConfig.jwtSecret })
-        return page.data
+        return userRows(ctx.app.db, { limit: args.limit as number | undefined ?? undefined, offset: args.offset as number | undefined ?? undefined })
       },
       async post (_root, args: Args, ctx: Context) {
         await ctx.viewer()
