@@ -5,18 +5,9 @@
 //   DATABASE_URL=postgres://… JWT_SECRET=… PORT=3002 node --import tsx bench/floor.ts
 import jwt from '@fastify/jwt'
 import Fastify from 'fastify'
-import pg from 'pg'
+import { firstPage, referencePool } from './first-page.js'
 
-const LIMIT = 20
-const INT8 = 20
-
-const pool = new pg.Pool({
-  connectionString: process.env.DATABASE_URL,
-  max: Number(process.env.POOL_SIZE ?? 20),
-  types: { getTypeParser: ((oid: number, format?: 'text' | 'binary') => oid === INT8 ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser }
-})
-
-const firstPage = { name: 'floor_users_page', text: 'select id, name, email, created_at from users where id > $1 order by id limit $2' }
+const pool = referencePool()
 
 const page = {
   200: {
@@ -37,12 +28,7 @@ const page = {
   }
 }
 
-async function usersPage () {
-  const { rows } = await pool.query<{ id: number }>({ ...firstPage, values: [0, LIMIT + 1] })
-  const hasMore = rows.length > LIMIT
-  const data = rows.slice(0, LIMIT)
-  return { data, pagination: { hasMore, nextCursor: hasMore ? String(data[data.length - 1]?.id) : null, limit: LIMIT } }
-}
+const usersPage = async () => firstPage(pool, 'floor_users_page')
 
 const app = Fastify({ logger: false })
 await app.register(jwt, { secret: process.env.JWT_SECRET ?? 'floor-secret-floor-secret', verify: { algorithms: ['HS256'], allowedIss: 'tandem' } })
