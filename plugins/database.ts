@@ -9,6 +9,8 @@ export interface DatabaseOptions {
   dataDir?: string
   /** Connections in the pool to a real server. @example 20 */
   poolSize?: number
+  /** A real server cancels statements running longer than this (the request gets a 503). Default: no limit. @example 5000 */
+  statementTimeoutMillis?: number
   /** Prepare each distinct statement once per connection (default); false behind PgBouncer in transaction mode before 1.21. @example false */
   preparedStatements?: boolean
   /**

@@ -38,7 +38,13 @@ async function tandem (app: FastifyInstance, options: TandemPluginOptions): Prom
   const { db, rootHandlers, openapi: withOpenApi, graphql: withGraphql, ...rest } = options
   const config = useConfig(app, rest)
   await app.register(security)
-  await app.register(database, { databaseUrl: config.databaseUrl, dataDir: config.dataDir, preparedStatements: config.databasePreparedStatements, db })
+  await app.register(database, {
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    preparedStatements: config.databasePreparedStatements,
+    statementTimeoutMillis: config.databaseStatementTimeout,
+    db
+  })
   await app.register(health)
   await app.register(auth)
   await app.register(rateLimiting)

@@ -19,6 +19,11 @@ export const TandemOptionsSchema = Type.Object({
    * transaction mode before 1.21. @example false
    */
   databasePreparedStatements: Type.Boolean({ default: true }),
+  /**
+   * Milliseconds after which a real server cancels a statement (one stuck on a lock, say): the
+   * request gets a 503 and the pooled connection is free again. Unset: no limit. @example 5000
+   */
+  databaseStatementTimeout: Type.Optional(Type.Integer({ minimum: 1 })),
   /** Where the embedded database lives; `memory://` for a throw-away one. @example './.data' */
   dataDir: Type.Optional(Type.String({ minLength: 1 })),
   /** Secret that signs access tokens and list cursors. @example 'a long random string' */

@@ -78,7 +78,7 @@ async function outsider (t: Test, url: string): Promise<pg.Client> {
 }
 
 /** Tandem over `db`, listening on a real port. */
-async function listening (t: Test, options: { db?: Db, databaseUrl?: string }): Promise<{ app: FastifyInstance, base: string }> {
+async function listening (t: Test, options: { db?: Db, databaseUrl?: string, databaseStatementTimeout?: number }): Promise<{ app: FastifyInstance, base: string }> {
   const app = Fastify(serverOptions({ logLevel: 'silent' }))
   await app.register(tandem, { ...options, jwtSecret: TEST_SECRET, rootHandlers: true, adminEmail: ADMIN.email, adminPassword: ADMIN.password, rateLimitMax: 1_000_000 })
   await app.listen({ host: '127.0.0.1', port: 0 })
@@ -238,11 +238,9 @@ t.test('pool exhaustion waits a bounded time, then answers 503 rather than hangi
   t.equal(rows[0].stock, 8)
 })
 
-t.test('statementTimeoutMillis frees a connection held by a stuck statement, with a 503', { skip }, async (t) => {
+t.test('databaseStatementTimeout frees a connection held by a stuck statement, with a 503', { skip }, async (t) => {
   const url = await freshDatabase()
-  const db = await connect({ databaseUrl: url, poolSize: 2, statementTimeoutMillis: 1000 })
-  t.teardown(() => db.destroy())
-  const { base } = await listening(t, { db })
+  const { base } = await listening(t, { databaseUrl: url, databaseStatementTimeout: 1000 })
   const auth = await signIn(base)
   const product = await call(base, '/api/v1/products', { method: 'POST', headers: auth, body: { name: 'Locked', category: 'x', price: 1, stock: 10 } })
   const locker = await outsider(t, url)
