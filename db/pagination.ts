@@ -137,6 +137,10 @@ function wantsTotal (params: ListParams): 'exact' | 'estimated' | undefined {
   return undefined
 }
 
+function checkOffset (params: Pick<ListParams, 'offset'>): void {
+  if (params.offset !== undefined && params.offset < 0) throw badRequest('offset must not be negative', 'offset')
+}
+
 /** The list's query with its columns (and the sort column, for the cursor) in sort order. */
 function orderedQuery (base: BaseQuery, spec: ListSpec, params: ListParams): { sort: Sort, columns: string[], query: BaseQuery } {
   const sort = parseSort(spec, params)
@@ -153,7 +157,7 @@ function orderedQuery (base: BaseQuery, spec: ListSpec, params: ListParams): { s
  */
 export async function listRows (base: BaseQuery, spec: ListSpec, params: Pick<ListParams, 'limit' | 'offset' | 'sort' | 'order' | 'fields'>): Promise<Row[]> {
   const limit = limitOf(params)
-  if (params.offset !== undefined && params.offset < 0) throw badRequest('offset must not be negative', 'offset')
+  checkOffset(params)
   const { sort, columns, query } = orderedQuery(base, spec, params)
   const limited = query.limit(limit)
   const rows = await (params.offset === undefined || params.offset === 0 ? limited : limited.offset(params.offset)).execute() as Row[]
@@ -172,7 +176,7 @@ export async function paginate (base: BaseQuery, spec: ListSpec, params: ListPar
   if (params.page !== undefined && params.offset !== undefined) {
     throw badRequest('page cannot be combined with offset', 'page')
   }
-  if (params.offset !== undefined && params.offset < 0) throw badRequest('offset must not be negative', 'offset')
+  checkOffset(params)
   if (params.page !== undefined && params.page < 1) throw badRequest('page must be 1 or more', 'page')
   const { sort, columns, query: ordered } = orderedQuery(base, spec, params)
   let query = ordered

@@ -13,7 +13,7 @@ import { hashPassword } from '../passwords.js'
 import { assertSelfOrAdmin, type TandemGraphqlContext } from './context.js'
 import { checkInput, listLimit, parseId } from './inputs.js'
 import { relationLoaders } from './loaders.js'
-import { selectedColumns } from './selection.js'
+import { renamedFields, selectedColumns } from './selection.js'
 
 type Context = TandemGraphqlContext
 type Args = Record<string, unknown>
@@ -69,9 +69,9 @@ type PostCreated = TandemEventMap['postCreated']
 type CommentAdded = TandemEventMap['commentAdded']
 
 /**
- * Every resolver. Root fields check the caller as the resource style does and call `db/`; the
- * type resolvers below the roots are the one place where database names (`created_at`) become
- * GraphQL names (`createdAt`). Relations go through the operation's batches (./loaders.ts): one
+ * Every resolver. Root fields check the caller as the resource style does and call `db/`; below
+ * the roots, database names (`created_at`) become GraphQL names (`createdAt`) by the one map in
+ * ./selection.ts, which also says which columns a selection reads. Relations go through the operation's batches (./loaders.ts): one
  * statement per relation and level of a query, whatever the number of parents.
  */
 export function resolvers (): IResolvers<any, Context> {
@@ -167,22 +167,20 @@ export function resolvers (): IResolvers<any, Context> {
         resolve: (event: CommentAdded) => event.comment
       }
     },
-    // Database rows (snake_case) → GraphQL fields (camelCase): here and nowhere else.
     User: {
-      createdAt: (user: User) => user.created_at,
+      ...renamedFields('User'),
       posts: async (user: User, args: Args, ctx: Context, info: Info) =>
         relationLoaders(ctx).postsOf(user.id, listLimit(args.limit), selectedColumns(info, 'Post', postList.columns, ['id', 'author_id']))
     },
     Post: {
-      createdAt: (post: Post) => post.created_at,
-      updatedAt: (post: Post) => post.updated_at,
+      ...renamedFields('Post'),
       author: async (post: Post, _args: Args, ctx: Context, info: Info) =>
         relationLoaders(ctx).user(Number(post.author_id), selectedColumns(info, 'User', userList.columns, ['id'])),
       comments: async (post: Post, args: Args, ctx: Context, info: Info) =>
         relationLoaders(ctx).commentsOf(post.id, listLimit(args.limit), selectedColumns(info, 'Comment', commentList.columns, ['id', 'post_id']))
     },
     Comment: {
-      createdAt: (comment: Comment) => comment.created_at,
+      ...renamedFields('Comment'),
       author: async (comment: Comment, _args: Args, ctx: Context, info: Info) =>
         relationLoaders(ctx).user(Number(comment.author_id), selectedColumns(info, 'User', userList.columns, ['id'])),
       post: async (comment: Comment, _args: Args, ctx: Context, info: Info) =>

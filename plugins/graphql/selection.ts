@@ -1,13 +1,28 @@
 import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql'
 
-/** The column each field of a type reads; fields that need none of their own (lists of children) are absent. */
-const fieldColumns = {
-  User: { id: 'id', name: 'name', email: 'email', createdAt: 'created_at' },
-  Post: { id: 'id', title: 'title', content: 'content', createdAt: 'created_at', updatedAt: 'updated_at', author: 'author_id' },
-  Comment: { id: 'id', text: 'text', createdAt: 'created_at', author: 'author_id', post: 'post_id' }
-} as const satisfies Record<string, Record<string, string>>
+/**
+ * The one map of GraphQL names to database columns: each scalar field's column (`createdAt` →
+ * `created_at`), and the key column each relation field loads by. Lists of children need no
+ * column of their own and are absent.
+ */
+const columnMap = {
+  User: { fields: { id: 'id', name: 'name', email: 'email', createdAt: 'created_at' }, keys: {} },
+  Post: { fields: { id: 'id', title: 'title', content: 'content', createdAt: 'created_at', updatedAt: 'updated_at' }, keys: { author: 'author_id' } },
+  Comment: { fields: { id: 'id', text: 'text', createdAt: 'created_at' }, keys: { author: 'author_id', post: 'post_id' } }
+} as const satisfies Record<string, { fields: Record<string, string>, keys: Record<string, string> }>
 
-export type LoadedType = keyof typeof fieldColumns
+export type LoadedType = keyof typeof columnMap
+
+type Renamed = Record<string, (row: Record<string, unknown>) => unknown>
+
+/** Resolvers for the scalar fields whose column is named otherwise (`createdAt` reads `created_at`). */
+export function renamedFields (type: LoadedType): Renamed {
+  const resolvers: Renamed = {}
+  for (const [field, column] of Object.entries(columnMap[type].fields)) {
+    if (field !== column) resolvers[field] = (row) => row[column]
+  }
+  return resolvers
+}
 
 function collect (info: GraphQLResolveInfo, selections: SelectionSetNode | undefined, fields: Set<string>, seen: Set<string>): void {
   for (const selection of selections?.selections ?? []) {
@@ -40,7 +55,7 @@ const answered = new WeakMap<GraphQLResolveInfo['fieldNodes'], readonly string[]
 function columnsOf (info: GraphQLResolveInfo, type: LoadedType, order: readonly string[], always: readonly string[]): readonly string[] {
   const fields = new Set<string>()
   for (const node of info.fieldNodes) collect(info, node.selectionSet, fields, new Set())
-  const columns = fieldColumns[type] as Record<string, string>
+  const columns: Record<string, string> = { ...columnMap[type].fields, ...columnMap[type].keys }
   const wanted = new Set(always)
   for (const field of fields) {
     const column = columns[field]
