@@ -3,7 +3,7 @@ import type { Db } from './connect.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
 import { paginate, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
 import { EMBEDDED_LIMIT, firstChildren, parseInclude, rowsById } from './relations.js'
-import { matches } from './search.js'
+import { searchFilter } from './search.js'
 import type { CommentsTable } from './types.js'
 
 export interface Comment {
@@ -17,7 +17,13 @@ export interface Comment {
 export const commentList: ListSpec<'comments'> = {
   table: 'comments',
   columns: ['id', 'post_id', 'author_id', 'text', 'created_at'],
-  sortable: { id: {}, created_at: {} }
+  sortable: { id: {}, created_at: {} },
+  filters: {
+    post_id: { where: (query, postId) => query.where('post_id', '=', postId) },
+    author_id: { where: (query, authorId) => query.where('author_id', '=', authorId) },
+    // Within one post (its rows found by index) a plain scan of the text is cheap.
+    q: searchFilter(sql`text`)
+  }
 }
 const representation = ['id', 'post_id', 'author_id', 'text', 'created_at'] as const satisfies ReadonlyArray<keyof CommentsTable>
 
@@ -31,11 +37,7 @@ export interface CommentFilters {
 export async function listComments (db: Db, postId: number, params: ListParams & CommentFilters, context: Omit<ListContext, 'filters'>): Promise<ListPage | undefined> {
   parseInclude([], params.include)
   const filters = { post_id: postId, author_id: params.author_id, q: params.q }
-  let query = db.selectFrom('comments').where('post_id', '=', postId)
-  if (filters.author_id !== undefined) query = query.where('author_id', '=', filters.author_id)
-  // Within one post (its rows found by index) a plain scan of the text is cheap.
-  if (filters.q !== undefined) query = query.where(matches(sql`text`, filters.q))
-  const page = await paginate(query, commentList, params, { ...context, filters })
+  const page = await paginate(db, commentList, params, { ...context, filters })
   // Only an empty page needs to ask whether the post exists at all.
   if (page.data.length > 0) return page
   const post = await db.selectFrom('posts').select('id').where('id', '=', postId).executeTakeFirst()

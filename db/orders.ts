@@ -33,7 +33,11 @@ const itemColumns = ['product_id', 'quantity', 'unit_price'] as const
 export const orderList: ListSpec<'orders'> = {
   table: 'orders',
   columns: orderColumns,
-  sortable: { id: {}, created_at: {}, total: {} }
+  sortable: { id: {}, created_at: {}, total: {} },
+  filters: {
+    user_id: { where: (query, userId) => query.where('user_id', '=', userId) },
+    status: { where: (query, status) => query.where('status', '=', status) }
+  }
 }
 
 /** What to load besides the orders' own columns. */
@@ -97,10 +101,7 @@ export interface OrderFilters {
 export async function listOrders (db: Db, params: ListParams & OrderFilters, context: Omit<ListContext, 'filters'>): Promise<ListPage<OrderSelection>> {
   const shape = shapeOf(params.fields, params.include)
   const filters = { status: params.status, user_id: params.user_id }
-  let query = db.selectFrom('orders')
-  if (filters.user_id !== undefined) query = query.where('user_id', '=', filters.user_id)
-  if (filters.status !== undefined) query = query.where('status', '=', filters.status)
-  const page = await paginate(query, orderList, { ...params, fields: shape.columns }, { ...context, filters })
+  const page = await paginate(db, orderList, { ...params, fields: shape.columns }, { ...context, filters })
   return { ...page, data: await complete(db, page.data, shape) }
 }
 

@@ -1,6 +1,8 @@
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely'
 import { badRequest } from '../schema/errors.js'
 import { decodeCursor, encodeCursor, fingerprint, type CursorPosition, type KeyValue } from './cursor.js'
+import type { Db } from './connect.js'
+import { ShapedStatements } from './statements.js'
 import type { Database } from './types.js'
 
 export const DEFAULT_LIMIT = 20
@@ -25,6 +27,19 @@ export interface ListSpec<Table extends keyof Database = keyof Database> {
   columns: readonly string[]
   /** Sortable fields; nullable ones are paged through NULLs (which sort last ascending). */
   sortable: Readonly<Record<string, { nullable?: boolean }>>
+  /** The list's filters by name, as the request's filter values are applied. */
+  filters?: Readonly<Record<string, Filter>>
+}
+
+/** How one filter narrows a list. */
+export interface Filter {
+  /**
+   * Adds the filter's condition. `value` may stand in for the request's value while a statement is
+   * compiled for many requests: use it as a parameter only, never look at it.
+   */
+  where: (query: BaseQuery, value: unknown) => BaseQuery
+  /** The parameter from the value the request gave (and the cursor remembers). Default: that value. */
+  bind?: (given: unknown) => unknown
 }
 
 export interface ListContext {
@@ -96,22 +111,24 @@ function limitOf (params: ListParams): number {
   return limit
 }
 
-/** The keyset condition "comes after `position`" for the given sort, NULL-safe. */
-function after (spec: ListSpec, sort: Sort, position: CursorPosition): RawBuilder<boolean> {
-  const id = column(spec, 'id')
+/**
+ * The keyset condition "comes after the row with sort value `value` and id `id`", NULL-safe.
+ * `value` is unused when sorting by id, and `null` means the SQL NULL (a text of its own).
+ */
+function after (spec: ListSpec, sort: Sort, value: unknown, id: unknown): RawBuilder<boolean> {
+  const idColumn = column(spec, 'id')
   const cmp = sql.raw(sort.direction === 'asc' ? '>' : '<')
-  if (sort.field === 'id') return sql<boolean>`${id} ${cmp} ${position.i}`
+  if (sort.field === 'id') return sql<boolean>`${idColumn} ${cmp} ${id}`
   const col = column(spec, sort.field)
-  const value = position.v ?? null
-  if (!sort.nullable) return sql<boolean>`(${col}, ${id}) ${cmp} (${value}, ${position.i})`
+  if (!sort.nullable) return sql<boolean>`(${col}, ${idColumn}) ${cmp} (${value}, ${id})`
   // NULLs sort after every value ascending and before every value descending (PostgreSQL's default).
   if (value === null) {
     return sort.direction === 'asc'
-      ? sql<boolean>`(${col} is null and ${id} > ${position.i})`
-      : sql<boolean>`((${col} is null and ${id} < ${position.i}) or ${col} is not null)`
+      ? sql<boolean>`(${col} is null and ${idColumn} > ${id})`
+      : sql<boolean>`((${col} is null and ${idColumn} < ${id}) or ${col} is not null)`
   }
   const tail = sort.direction === 'asc' ? sql` or ${col} is null` : sql``
-  return sql<boolean>`((${col}, ${id}) ${cmp} (${value}, ${position.i})${tail})`
+  return sql<boolean>`((${col}, ${idColumn}) ${cmp} (${value}, ${id})${tail})`
 }
 
 function keyValue (value: unknown): KeyValue {
@@ -120,7 +137,30 @@ function keyValue (value: unknown): KeyValue {
   return value as KeyValue
 }
 
-async function countRows (base: BaseQuery, estimated: boolean): Promise<number> {
+/** The filters the request gave, in the spec's order, with the values their statements bind. */
+function givenFilters (spec: ListSpec, given: Record<string, unknown>): { names: string[], values: unknown[] } {
+  const names: string[] = []
+  const values: unknown[] = []
+  for (const name in given) {
+    if (given[name] !== undefined && spec.filters?.[name] === undefined) throw new Error(`${spec.table}: no filter named ${name}`)
+  }
+  for (const [name, filter] of Object.entries(spec.filters ?? {})) {
+    const value = given[name]
+    if (value === undefined) continue
+    names.push(name)
+    values.push(filter.bind === undefined ? value : filter.bind(value))
+  }
+  return { names, values }
+}
+
+function filtered (db: Db, spec: ListSpec, names: readonly string[], values: readonly unknown[]): BaseQuery {
+  let query = db.selectFrom(spec.table) as unknown as BaseQuery
+  names.forEach((name, index) => { query = (spec.filters?.[name] as Filter).where(query, values[index]) })
+  return query
+}
+
+async function countRows (db: Db, spec: ListSpec, filters: { names: string[], values: unknown[] }, estimated: boolean): Promise<number> {
+  const base = filtered(db, spec, filters.names, filters.values)
   if (estimated) {
     const plan = await base.select(sql`1`.as('one')).explain('json')
     const explained = plan[0]?.['QUERY PLAN'] as unknown
@@ -141,34 +181,77 @@ function checkOffset (params: Pick<ListParams, 'offset'>): void {
   if (params.offset !== undefined && params.offset < 0) throw badRequest('offset must not be negative', 'offset')
 }
 
-/** The list's query with its columns (and the sort column, for the cursor) in sort order. */
-function orderedQuery (base: BaseQuery, spec: ListSpec, params: ListParams): { sort: Sort, columns: string[], query: BaseQuery } {
-  const sort = parseSort(spec, params)
-  const columns = parseFields(spec, params.fields)
+interface PageQuery {
+  sort: Sort
+  /** The columns of the representation asked for. */
+  columns: string[]
+  filters: { names: string[], values: unknown[] }
+  /** Only rows after this position (keyset paging). */
+  after?: CursorPosition | undefined
+  limit: number
+  offset?: number | undefined
+}
+
+// Per database handle too: one with other Kysely plugins compiles other statements.
+const compiledLists = new WeakMap<Db, WeakMap<ListSpec, ShapedStatements>>()
+
+function shapesOf (db: Db, spec: ListSpec): ShapedStatements {
+  let lists = compiledLists.get(db)
+  if (lists === undefined) compiledLists.set(db, lists = new WeakMap())
+  let shapes = lists.get(spec)
+  if (shapes === undefined) lists.set(spec, shapes = new ShapedStatements())
+  return shapes
+}
+
+/** Runs the page's select: compiled once per shape of the list (see `ShapedStatements`). */
+async function selectPage (db: Db, spec: ListSpec, page: PageQuery): Promise<Row[]> {
+  const { sort, columns, filters, after: position } = page
+  // The sort column is selected for the next cursor even when `fields=` leaves it out.
   const selected = columns.includes(sort.field) ? columns : [...columns, sort.field]
-  let query = selectColumns(base, spec, selected).orderBy(column(spec, sort.field), sort.direction)
-  if (sort.field !== 'id') query = query.orderBy(column(spec, 'id'), sort.direction)
-  return { sort, columns, query }
+  const values = [...filters.values]
+  let afterText = ''
+  if (position !== undefined) {
+    afterText = sort.field === 'id' ? 'id' : position.v === null || position.v === undefined ? 'null' : 'value'
+    if (afterText === 'value') values.push(position.v)
+    values.push(position.i)
+  }
+  values.push(page.limit)
+  if (page.offset !== undefined) values.push(page.offset)
+  const key = `${filters.names.join(',')}|${sort.field} ${sort.direction}|${selected.join(',')}|${afterText}|${page.offset === undefined ? '' : 'offset'}`
+
+  const compiled = shapesOf(db, spec).compile(key, values, (slots) => {
+    let next = filters.values.length
+    let query = filtered(db, spec, filters.names, slots)
+    if (afterText !== '') {
+      const value = afterText === 'value' ? slots[next++] : null
+      query = query.where(after(spec, sort, value, slots[next++]))
+    }
+    query = selectColumns(query, spec, selected).orderBy(column(spec, sort.field), sort.direction)
+    if (sort.field !== 'id') query = query.orderBy(column(spec, 'id'), sort.direction)
+    query = query.limit(slots[next++] as number)
+    return page.offset === undefined ? query : query.offset(slots[next] as number)
+  })
+  const { rows } = await db.executeQuery(compiled)
+  return strip(rows as Row[], columns, sort.field)
 }
 
 /**
  * Just the rows of a list from `offset` on: no cursor to sign, nothing to count. For callers that
  * show a plain list (the query style's `users(limit, offset)`).
  */
-export async function listRows (base: BaseQuery, spec: ListSpec, params: Pick<ListParams, 'limit' | 'offset' | 'sort' | 'order' | 'fields'>): Promise<Row[]> {
+export async function listRows (db: Db, spec: ListSpec, params: Pick<ListParams, 'limit' | 'offset' | 'sort' | 'order' | 'fields'>): Promise<Row[]> {
   const limit = limitOf(params)
   checkOffset(params)
-  const { sort, columns, query } = orderedQuery(base, spec, params)
-  const limited = query.limit(limit)
-  const rows = await (params.offset === undefined || params.offset === 0 ? limited : limited.offset(params.offset)).execute() as Row[]
-  return strip(rows, columns, sort.field)
+  const offset = params.offset === undefined || params.offset === 0 ? undefined : params.offset
+  return selectPage(db, spec, { sort: parseSort(spec, params), columns: parseFields(spec, params.fields), filters: { names: [], values: [] }, limit, offset })
 }
 
 /**
  * Runs one page of a list: keyset by default (no OFFSET, cost independent of depth), or page and
- * offset modes when asked. `base` is the resource's filtered query; this adds the rest.
+ * offset modes when asked. `context.filters` are the request's filters, applied as the spec's
+ * `filters` say.
  */
-export async function paginate (base: BaseQuery, spec: ListSpec, params: ListParams, context: ListContext): Promise<ListPage> {
+export async function paginate (db: Db, spec: ListSpec, params: ListParams, context: ListContext): Promise<ListPage> {
   const limit = limitOf(params)
   if (params.cursor !== undefined && (params.page !== undefined || params.offset !== undefined)) {
     throw badRequest('cursor cannot be combined with page or offset', 'cursor')
@@ -178,35 +261,38 @@ export async function paginate (base: BaseQuery, spec: ListSpec, params: ListPar
   }
   checkOffset(params)
   if (params.page !== undefined && params.page < 1) throw badRequest('page must be 1 or more', 'page')
-  const { sort, columns, query: ordered } = orderedQuery(base, spec, params)
-  let query = ordered
+  const sort = parseSort(spec, params)
+  const columns = parseFields(spec, params.fields)
+  const filters = givenFilters(spec, context.filters)
   const total = wantsTotal(params)
 
   if (params.page !== undefined || params.offset !== undefined) {
     const offset = params.offset ?? ((params.page ?? 1) - 1) * limit
-    const [rows, count] = await Promise.all([
-      query.limit(limit).offset(offset).execute(),
-      countRows(base, total === 'estimated')
+    const [data, count] = await Promise.all([
+      selectPage(db, spec, { sort, columns, filters, limit, offset }),
+      countRows(db, spec, filters, total === 'estimated')
     ])
     const meta: NumberedMeta = params.page !== undefined
       ? { page: params.page, limit, total: count }
       : { offset, limit, total: count }
     if (total === 'estimated') meta.totalEstimated = true
-    return { data: strip(rows as Row[], columns, sort.field), meta }
+    return { data, meta }
   }
 
-  const filters = fingerprint(context.filters)
+  const fingerprinted = fingerprint(context.filters)
+  let position: CursorPosition | undefined
   if (params.cursor !== undefined) {
-    const position = decodeCursor(context.secret, params.cursor)
+    position = decodeCursor(context.secret, params.cursor)
     if (position.s !== sort.field || position.d !== sort.direction) {
       throw badRequest('cursor was made under another sort', 'cursor')
     }
-    if (position.f !== filters) throw badRequest('cursor was made under other filters', 'cursor')
-    query = query.where(after(spec, sort, position))
+    if (position.f !== fingerprinted) throw badRequest('cursor was made under other filters', 'cursor')
   }
+  // One row more than asked says whether there is a next page. The sort column is still on the
+  // rows here (for the cursor) and dropped below.
   const [rows, count] = await Promise.all([
-    query.limit(limit + 1).execute() as Promise<Row[]>,
-    total === undefined ? undefined : countRows(base, total === 'estimated')
+    selectPage(db, spec, { sort, columns: columns.includes(sort.field) ? columns : [...columns, sort.field], filters, after: position, limit: limit + 1 }),
+    total === undefined ? undefined : countRows(db, spec, filters, total === 'estimated')
   ])
   const hasMore = rows.length > limit
   if (hasMore) rows.length = limit
@@ -215,7 +301,7 @@ export async function paginate (base: BaseQuery, spec: ListSpec, params: ListPar
     ? encodeCursor(context.secret, {
       s: sort.field,
       d: sort.direction,
-      f: filters,
+      f: fingerprinted,
       ...(sort.field === 'id' ? {} : { v: keyValue(last[sort.field]) }),
       i: last.id
     })

@@ -4,7 +4,7 @@ import { lockedWrite, type Precondition } from './locked-write.js'
 import { commentsByPostIds, type Comment } from './comments.js'
 import { paginate, parseFields, selectColumns, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
 import { EMBEDDED_LIMIT, firstChildren, parseInclude, rowsById } from './relations.js'
-import { matches } from './search.js'
+import { searchFilter } from './search.js'
 import type { PostsTable } from './types.js'
 import { userList, type User } from './users.js'
 
@@ -22,7 +22,11 @@ export type PostSelection = Partial<Post> & Pick<Post, 'id'> & { author?: User, 
 export const postList: ListSpec<'posts'> = {
   table: 'posts',
   columns: ['id', 'author_id', 'title', 'content', 'created_at', 'updated_at'],
-  sortable: { id: {}, created_at: {}, title: {} }
+  sortable: { id: {}, created_at: {}, title: {} },
+  filters: {
+    author_id: { where: (query, authorId) => query.where('author_id', '=', authorId) },
+    q: searchFilter(sql`(title || ' ' || content)`)
+  }
 }
 const representation = ['id', 'author_id', 'title', 'content', 'created_at', 'updated_at'] as const satisfies ReadonlyArray<keyof PostsTable>
 
@@ -41,10 +45,7 @@ export interface Shape {
 export async function listPosts (db: Db, params: ListParams & PostFilters & Shape, context: Omit<ListContext, 'filters'>): Promise<ListPage> {
   const include = parseInclude(postIncludes, params.include)
   const filters = { author_id: params.author_id, q: params.q }
-  let query = db.selectFrom('posts')
-  if (filters.author_id !== undefined) query = query.where('author_id', '=', filters.author_id)
-  if (filters.q !== undefined) query = query.where(matches(sql`(title || ' ' || content)`, filters.q))
-  const page = await paginate(query, postList, { ...params, fields: withAuthorId(params.fields, include) }, { ...context, filters })
+  const page = await paginate(db, postList, { ...params, fields: withAuthorId(params.fields, include) }, { ...context, filters })
   await embed(db, page.data, include, params.fields)
   return page
 }

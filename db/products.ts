@@ -4,7 +4,7 @@ import type { Db } from './connect.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
 import { paginate, parseFields, selectColumns, type ListContext, type ListPage, type ListParams, type ListSpec } from './pagination.js'
 import { parseInclude } from './relations.js'
-import { matches } from './search.js'
+import { matches, searchFilter } from './search.js'
 import type { ProductsTable } from './types.js'
 
 export interface Product {
@@ -20,10 +20,20 @@ export type ProductSelection = Partial<Product> & Pick<Product, 'id'>
 
 const representation = ['id', 'name', 'description', 'category', 'price', 'stock', 'created_at'] as const
 
+// The expression `products_search_idx` was built on.
+const productSearchText = sql<string>`(name || ' ' || coalesce(description, ''))`
+
 export const productList: ListSpec<'products'> = {
   table: 'products',
   columns: representation,
-  sortable: { id: {}, name: {}, price: {}, created_at: {} }
+  sortable: { id: {}, name: {}, price: {}, created_at: {} },
+  filters: {
+    category: { where: (query, category) => query.where('category', '=', category) },
+    price_min: { where: (query, min) => query.where('price', '>=', min) },
+    price_max: { where: (query, max) => query.where('price', '<=', max) },
+    in_stock: { where: (query, inStock) => query.where(sql<boolean>`(stock > 0) = ${inStock}`) },
+    q: searchFilter(productSearchText)
+  }
 }
 
 export interface ProductFilters {
@@ -37,20 +47,14 @@ export interface ProductFilters {
 
 /** `q` on exactly the expression `products_search_idx` was built on, so the trigram index serves it. */
 export function productMatches (q: string): RawBuilder<boolean> {
-  return matches(sql`(name || ' ' || coalesce(description, ''))`, q)
+  return matches(productSearchText, q)
 }
 
 export async function listProducts (db: Db, params: ListParams & ProductFilters, context: Omit<ListContext, 'filters'>): Promise<ListPage> {
   parseInclude([], params.include)
   const { category, price_min: min, price_max: max, in_stock: inStock, q } = params
   if (min !== undefined && max !== undefined && min > max) throw unprocessable('price_min must not be above price_max', 'price_min')
-  let query = db.selectFrom('products')
-  if (category !== undefined) query = query.where('category', '=', category)
-  if (min !== undefined) query = query.where('price', '>=', min)
-  if (max !== undefined) query = query.where('price', '<=', max)
-  if (inStock !== undefined) query = query.where('stock', inStock ? '>' : '=', 0)
-  if (q !== undefined) query = query.where(productMatches(q))
-  return paginate(query, productList, params, { ...context, filters: { category, price_min: min, price_max: max, in_stock: inStock, q } })
+  return paginate(db, productList, params, { ...context, filters: { category, price_min: min, price_max: max, in_stock: inStock, q } })
 }
 
 export async function findProduct (db: Db, id: number, fields?: string, include?: string): Promise<ProductSelection | undefined> {

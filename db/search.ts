@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely'
+import type { Filter } from './pagination.js'
 
 /** `q` as an ILIKE pattern that matches parts of words, with the user's own wildcards escaped. */
 export function containsPattern (q: string): string {
@@ -10,5 +11,18 @@ export function containsPattern (q: string): string {
  * PostgreSQL can use that index.
  */
 export function matches (expression: RawBuilder<string>, q: string): RawBuilder<boolean> {
-  return sql<boolean>`${expression} ilike ${containsPattern(q)}`
+  return ilike(expression, containsPattern(q))
+}
+
+/** `expression ILIKE pattern`, the pattern bound as a parameter. */
+export function ilike (expression: RawBuilder<string>, pattern: unknown): RawBuilder<boolean> {
+  return sql<boolean>`${expression} ilike ${pattern}`
+}
+
+/** A list filter on the words of `expression`, for a `ListSpec`. */
+export function searchFilter (expression: RawBuilder<string>): Filter {
+  return {
+    where: (query, pattern) => query.where(ilike(expression, pattern)),
+    bind: (q) => containsPattern(q as string)
+  }
 }

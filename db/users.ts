@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import type { Db } from './connect.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
 import { listRows, paginate, parseFields, selectColumns, type ListContext, type ListPage, type ListParams, type ListSpec } from './pagination.js'
-import { matches } from './search.js'
+import { searchFilter } from './search.js'
 import type { UserRow } from './types.js'
 
 export type User = Pick<UserRow, 'id' | 'name' | 'email' | 'created_at'>
@@ -12,7 +12,12 @@ export type UserSelection = Partial<User> & Pick<User, 'id'>
 export const userList: ListSpec<'users'> = {
   table: 'users',
   columns: ['id', 'name', 'email', 'created_at'],
-  sortable: { id: {}, name: {}, created_at: {} }
+  sortable: { id: {}, name: {}, created_at: {} },
+  filters: {
+    email: { where: (query, email) => query.where(sql`lower(email)`, '=', email) },
+    name: { where: (query, name) => query.where('name', '=', name) },
+    q: searchFilter(sql`(name || ' ' || email)`)
+  }
 }
 
 export interface UserFilters {
@@ -23,16 +28,12 @@ export interface UserFilters {
 
 export async function listUsers (db: Db, params: ListParams & UserFilters, context: Omit<ListContext, 'filters'>): Promise<ListPage> {
   const filters = { email: params.email?.toLowerCase(), name: params.name, q: params.q }
-  let query = db.selectFrom('users')
-  if (filters.email !== undefined) query = query.where(sql`lower(email)`, '=', filters.email)
-  if (filters.name !== undefined) query = query.where('name', '=', filters.name)
-  if (filters.q !== undefined) query = query.where(matches(sql`(name || ' ' || email)`, filters.q))
-  return paginate(query, userList, params, { ...context, filters })
+  return paginate(db, userList, params, { ...context, filters })
 }
 
 /** Users in id order from `offset` on, without a cursor or a count (the query style's `users`). */
 export async function userRows (db: Db, params: { limit?: number | undefined, offset?: number | undefined }): Promise<User[]> {
-  return await listRows(db.selectFrom('users'), userList, params) as User[]
+  return await listRows(db, userList, params) as User[]
 }
 
 export async function findUser (db: Db, id: number, fields?: string): Promise<UserSelection | undefined> {

@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import t from 'tap'
 import { encodeCursor } from '../db/cursor.js'
 import { paginate, type KeysetPage, type ListParams, type ListSpec, type Row } from '../db/pagination.js'
+import { MAX_SHAPES, ShapedStatements } from '../db/statements.js'
 import { listUsers } from '../db/users.js'
 import { resetDb, testDb } from './helper.js'
 import { recordSql } from './sql-log.js'
@@ -123,7 +124,7 @@ t.test('a nullable sort column pages through NULLs without losing or repeating r
     const ids: number[] = []
     let cursor: string | undefined
     do {
-      const page = await paginate(db.selectFrom('users'), spec, { limit: 4, sort: 'email_verified_at', order: direction, cursor }, { secret, filters: {} }) as KeysetPage
+      const page = await paginate(db, spec, { limit: 4, sort: 'email_verified_at', order: direction, cursor }, { secret, filters: {} }) as KeysetPage
       ids.push(...page.data.map((r) => r.id))
       cursor = page.pagination.nextCursor ?? undefined
     } while (cursor !== undefined)
@@ -171,4 +172,34 @@ t.test('fields= narrows the rows to those columns plus id', async (t) => {
   await insertUsers(3)
   const page = await listUsers(await testDb(), { fields: 'email', sort: 'name' }, { secret }) as KeysetPage
   t.same(page.data.map((r) => Object.keys(r).sort()), [['email', 'id'], ['email', 'id'], ['email', 'id']])
+})
+
+t.test('a list shape is compiled once and filled with each request\'s values', async (t) => {
+  await insertUsers(30)
+  const recorded = recordSql(await testDb())
+  const names = async (name: string, cursor?: string) => {
+    const page = await listUsers(recorded.db, { limit: 2, sort: 'created_at', name, cursor }, { secret }) as KeysetPage
+    t.ok(page.data.every((row) => row.name === name), `only ${name}`)
+    return page
+  }
+  const one = await names('name-1')
+  const two = await names('name-2')
+  t.notSame(one.data.map((r) => r.id), two.data.map((r) => r.id), 'each request its own rows')
+  t.equal(recorded.statements[0], recorded.statements[1], 'one statement text for both')
+  const next = await names('name-2', two.pagination.nextCursor ?? '')
+  t.ok(next.data.every((row) => row.id !== two.data[0]?.id && row.id !== two.data[1]?.id), 'the next page goes on')
+})
+
+t.test('past MAX_SHAPES, new shapes are compiled per request and still answer', async (t) => {
+  const db = await testDb()
+  await insertUsers(3)
+  const statements = new ShapedStatements()
+  for (let i = 0; i <= MAX_SHAPES + 10; i++) {
+    // A shape per i (the text differs), values bound as parameters.
+    const compiled = statements.compile(`shape ${i}`, [i, 'name-1'], ([n, name]) =>
+      db.selectFrom('users').select(sql<number>`${sql.lit(i)} + ${n}`.as('n')).where('name', '=', name as string).limit(1))
+    const { rows } = await db.executeQuery<{ n: number }>(compiled)
+    if (rows[0]?.n !== 2 * i) t.fail(`shape ${i}: ${JSON.stringify(rows)}`)
+  }
+  t.equal(statements.size, MAX_SHAPES)
 })
