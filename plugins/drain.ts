@@ -18,9 +18,9 @@ async function drain (app: FastifyInstance): Promise<void> {
     reaper.unref()
     app.server.once('close', () => { clearInterval(reaper) })
   })
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close')
-    return payload
+    done(null, payload)
   })
 }
 

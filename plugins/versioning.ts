@@ -39,17 +39,25 @@ function resolveVersion (request: FastifyRequest): { version: string, vendor: bo
 async function versioning (app: FastifyInstance): Promise<void> {
   app.decorateRequest('apiVersion', null)
   app.decorateRequest('vendorAccept', false)
-  app.addHook('onRequest', async (request) => {
-    const { version, vendor } = resolveVersion(request)
-    request.apiVersion = version
-    request.vendorAccept = vendor
+  // Callback hooks: they run on every request, and an async one costs a promise each time.
+  app.addHook('onRequest', (request, _reply, done) => {
+    let resolved: { version: string, vendor: boolean }
+    try {
+      resolved = resolveVersion(request)
+    } catch (error) {
+      done(error as Error)
+      return
+    }
+    request.apiVersion = resolved.version
+    request.vendorAccept = resolved.vendor
+    done()
   })
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     const type = reply.getHeader('content-type')
     if (request.vendorAccept && typeof type === 'string' && type.startsWith('application/json')) {
       reply.header('content-type', `application/vnd.api.v${request.apiVersion ?? LATEST_VERSION}+json`)
     }
-    return payload
+    done(null, payload)
   })
 }
 

@@ -276,3 +276,13 @@ t.test('the revocation list asks PostgreSQL itself when its copy is stale', asyn
   await list.refresh()
   t.equal(await list.has(jti), true, 'the poll brings it in')
 })
+
+t.test('a token that passed while valid is refused once it expires (verified tokens are remembered only until their expiry)', async (t) => {
+  const app = await build(t)
+  const token = handMade(claims({ exp: now() + 1 }))
+  for (let i = 0; i < 3; i++) t.equal((await app.inject({ url: '/api/v1/users', headers: bearer(token) })).statusCode, 200, `use ${i + 1} while valid`)
+  await new Promise((resolve) => setTimeout(resolve, (now() + 2) * 1000 - Date.now()))
+  const late = await app.inject({ url: '/api/v1/users', headers: bearer(token) })
+  t.equal(late.statusCode, 401)
+  t.same(body(late), { error: 'token expired' })
+})
