@@ -1,7 +1,4 @@
-import { PGlite } from '@electric-sql/pglite'
-import { pg_trgm as pgTrgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { Kysely, Migrator, PostgresDialect } from 'kysely'
-import { PGliteDialect } from 'kysely-pglite-dialect'
 import pg from 'pg'
 import { migrations } from './migrations/index.js'
 import { preparingStatements } from './prepared.js'
@@ -86,7 +83,14 @@ export async function settle (db: Db, { quietMillis = 50, timeoutMillis = 5_000 
   }
 }
 
-function embedded (dataDir: string | undefined): Db {
+// Loaded only when used: a server on a real PostgreSQL would otherwise carry about 20 MB of
+// embedded-database code in memory.
+async function embedded (dataDir: string | undefined): Promise<Db> {
+  const [{ PGlite }, { pg_trgm: pgTrgm }, { PGliteDialect }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('@electric-sql/pglite/contrib/pg_trgm'),
+    import('kysely-pglite-dialect')
+  ])
   const pglite = new PGlite(dataDir ?? 'memory://', {
     extensions: { pg_trgm: pgTrgm },
     parsers: { [INT8]: toNumber, [NUMERIC]: toNumber }
@@ -98,7 +102,7 @@ function embedded (dataDir: string | undefined): Db {
 export async function connect (options: ConnectOptions = {}): Promise<Db> {
   const db = options.databaseUrl !== undefined
     ? realServer(options.databaseUrl, options)
-    : embedded(options.dataDir)
+    : await embedded(options.dataDir)
   try {
     await migrate(db)
   } catch (error) {
