@@ -73,7 +73,10 @@ export function evaluateTargets (cases: CaseResult[]): Target[] {
   const orders = byId(cases, 'orders-create')
   const api = cases.filter((c) => c.server === 'api')
   const failures = cases.reduce((n, c) => n + c.non2xx + c.errors + c.badBodies, 0)
-  const peakRss = Math.max(...api.map((c) => c.serverRss.peakMb ?? 0))
+  const peaks = api.map((c) => c.serverRss.peakMiB).filter((mib): mib is number => mib !== null)
+  const peakRss = peaks.length === 0 ? undefined : Math.max(...peaks)
+  // Sampled in MiB (as top shows it); the target is read in megabytes of 10^6 bytes, the stricter.
+  const peakMegabytes = peakRss === undefined ? undefined : Math.round(peakRss * 1.048576)
   const targets = [
     atLeast('REST first page (authenticated) vs baseline', ratio(first, byId(cases, 'baseline')), 0.9, '×'),
     atLeast('REST deep keyset page vs first page', ratio(byId(cases, 'rest-deep-keyset'), first), 0.95, '×'),
@@ -93,7 +96,12 @@ export function evaluateTargets (cases: CaseResult[]): Target[] {
       met: cases.every((c) => c.stock === undefined || c.stock.conserved)
     },
     { name: 'errors (non-2xx, connection errors, error bodies), all cases', wanted: '0', measured: String(failures), met: failures === 0 },
-    { name: 'API server RSS under load (peak)', wanted: '< 200 MB', measured: `${peakRss} MB`, met: peakRss < 200 }
+    {
+      name: 'API server RSS under load (peak)',
+      wanted: '< 200 MB (10^6 bytes)',
+      measured: peakMegabytes === undefined ? 'not measured' : `${peakRss} MiB = ${peakMegabytes} MB`,
+      met: peakMegabytes === undefined ? null : peakMegabytes < 200
+    }
   ]
   return targets
 }
@@ -109,7 +117,7 @@ export function markdown (report: Report): string {
       `API: \`${report.api.command}\`.`,
     ...(report.mode === 'quick' ? ['', 'Quick mode proves that the harness runs and that every answer is right; its numbers measure nothing.'] : []),
     '',
-    '| case | req/s | p50 ms | p99 ms | × baseline | SQL/req | SQL ms/req | CPU µs/req: server + pg | RSS peak MB | failed | other load (cores) |',
+    '| case | req/s | p50 ms | p99 ms | × baseline | SQL/req | SQL ms/req | CPU µs/req: server + pg | RSS peak MiB | failed | other load (cores) |',
     '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|'
   ]
   for (const c of report.cases) {
@@ -117,7 +125,7 @@ export function markdown (report: Report): string {
     const failed = c.non2xx + c.errors + c.badBodies
     lines.push(`| ${c.id} | ${c.reqPerSec}${passes} | ${c.latencyMs.p50} | ${c.latencyMs.p99} | ${cell(report.ratioToBaseline[c.id])} | ` +
       `${cell(c.sqlPerRequest)} | ${cell(c.sqlMsPerRequest)} | ${c.cpuUsPerRequest.server} + ${c.cpuUsPerRequest.postgres} | ` +
-      `${cell(c.serverRss.peakMb)} | ${failed} | ${c.cpu.other} |`)
+      `${cell(c.serverRss.peakMiB)} | ${failed} | ${c.cpu.other} |`)
   }
   lines.push('', '| target | wanted | measured | met |', '|---|---|---|---|')
   for (const t of report.targets) lines.push(`| ${t.name} | ${t.wanted} | ${t.measured} | ${t.met === null ? '–' : t.met ? 'yes' : '**no**'} |`)

@@ -65,7 +65,7 @@ function describe (result: CaseResult): string {
   const failures = result.non2xx + result.errors + result.badBodies
   return `${result.id}: ${result.reqPerSec} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms${sql}, ` +
     `CPU/req ${result.cpuUsPerRequest.server} µs server + ${result.cpuUsPerRequest.postgres} µs PostgreSQL, ` +
-    `RSS ${result.serverRss.peakMb ?? '?'} MB, ${failures} failed, other load ${result.cpu.other} cores` +
+    `RSS ${result.serverRss.peakMiB ?? '?'} MiB, ${failures} failed, other load ${result.cpu.other} cores` +
     (result.stock === undefined ? '' : `, stock ${result.stock.conserved ? 'conserved' : 'NOT conserved'}`) +
     (result.firstBadBody === undefined ? '' : `\n  first bad body: ${result.firstBadBody}`)
 }

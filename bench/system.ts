@@ -4,7 +4,7 @@ import os from 'node:os'
 // Linux's USER_HZ: /proc reports CPU time in these ticks.
 const TICKS_PER_SECOND = 100
 
-const mb = (kb: number) => Math.round(kb / 1024)
+const mib = (kb: number) => Math.round(kb / 1024)
 
 function readRssKb (pid: number): number | undefined {
   try {
@@ -16,8 +16,8 @@ function readRssKb (pid: number): number | undefined {
 }
 
 export interface Rss {
-  peakMb: number | null
-  meanMb: number | null
+  peakMiB: number | null
+  meanMiB: number | null
 }
 
 /** Samples the resident memory (VmRSS) of `pid` every 200 ms until stopped. */
@@ -33,8 +33,8 @@ export function watchRss (pid: number): { stop: () => Rss } {
     stop () {
       clearInterval(timer)
       sample()
-      if (samples.length === 0) return { peakMb: null, meanMb: null }
-      return { peakMb: mb(Math.max(...samples)), meanMb: mb(samples.reduce((a, b) => a + b, 0) / samples.length) }
+      if (samples.length === 0) return { peakMiB: null, meanMiB: null }
+      return { peakMiB: mib(Math.max(...samples)), meanMiB: mib(samples.reduce((a, b) => a + b, 0) / samples.length) }
     }
   }
 }
