@@ -4,6 +4,7 @@ import t from 'tap'
 import { createComment } from '../db/comments.js'
 import { createPost } from '../db/posts.js'
 import { createUser } from '../db/users.js'
+import { Batch } from '../plugins/graphql/loaders.js'
 import { schemaDirectory } from '../plugins/graphql/schema.js'
 import { recordSql } from './sql-log.js'
 import { adminToken, authHeaders, build, errorCodes, graphql, signedIn, testDb, type GraphqlResponse } from './helper.js'
@@ -397,4 +398,21 @@ t.test('login through GraphQL has the same brute-force limit as POST /auth/login
   t.equal(codes[11], 'RATE_LIMITED', 'guessing stops after the limit')
   const rest = await app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: victim.email, password: victim.password } })
   t.equal(rest.statusCode, 429, 'and the account is limited in both styles')
+})
+
+t.test('a batch loads each id once per tick, shares the answer, and answers missing ids with its default', async (t) => {
+  const calls: number[][] = []
+  const batch = new Batch<string, null>(async (ids) => {
+    calls.push(ids)
+    return new Map(ids.filter((id) => id !== 3).map((id) => [id, `row ${id}`]))
+  }, null)
+  const [a, b, again, missing] = await Promise.all([batch.load(1), batch.load(2), batch.load(1), batch.load(3)])
+  t.same(calls, [[1, 2, 3]], 'one call, each id once')
+  t.same([a, b, again, missing], ['row 1', 'row 2', 'row 1', null])
+  t.equal(await batch.load(1), 'row 1', 'a later tick makes a new batch')
+  t.same(calls, [[1, 2, 3], [1]])
+
+  const failing = new Batch<string, null>(async () => { throw new Error('database down') }, null)
+  const results = await Promise.allSettled([failing.load(1), failing.load(2)])
+  t.same(results.map((r) => r.status), ['rejected', 'rejected'], 'a failed load fails every caller')
 })
