@@ -3,7 +3,7 @@ import { badRequest, conflict, unprocessable } from '../schema/errors.js'
 import { orderIncludable } from '../schema/orders.js'
 import type { Db } from './connect.js'
 import { paginate, parseFields, selectColumns, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
-import { parseInclude, rowsById } from './relations.js'
+import { idArray, parseInclude, rowsById } from './relations.js'
 import type { OrderStatus } from './types.js'
 import type { User } from './users.js'
 
@@ -69,7 +69,7 @@ async function itemsOf (db: Db, orderIds: readonly number[]): Promise<Map<number
   if (orderIds.length === 0) return byOrder
   const rows = await db.selectFrom('order_items')
     .select(['order_id', ...itemColumns])
-    .where('order_id', '=', sql<number>`any(${[...new Set(orderIds)]}::bigint[])`)
+    .where('order_id', '=', sql<number>`any(${idArray(orderIds)}::bigint[])`)
     .orderBy('order_id').orderBy('product_id')
     .execute()
   for (const { order_id: orderId, ...item } of rows) byOrder.get(orderId)?.push(item)

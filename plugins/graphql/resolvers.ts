@@ -167,23 +167,24 @@ export function resolvers (): IResolvers<any, Context> {
         resolve: (event: CommentAdded) => event.comment
       }
     },
+    // Relations return the batch's promise as it is (no async wrapper): they run once per item.
     User: {
       ...renamedFields('User'),
-      posts: async (user: User, args: Args, ctx: Context, info: Info) =>
+      posts: (user: User, args: Args, ctx: Context, info: Info) =>
         relationLoaders(ctx).postsOf(user.id, listLimit(args.limit), selectedColumns(info, 'Post', postList.columns, ['id', 'author_id']))
     },
     Post: {
       ...renamedFields('Post'),
-      author: async (post: Post, _args: Args, ctx: Context, info: Info) =>
+      author: (post: Post, _args: Args, ctx: Context, info: Info) =>
         relationLoaders(ctx).user(Number(post.author_id), selectedColumns(info, 'User', userList.columns, ['id'])),
-      comments: async (post: Post, args: Args, ctx: Context, info: Info) =>
+      comments: (post: Post, args: Args, ctx: Context, info: Info) =>
         relationLoaders(ctx).commentsOf(post.id, listLimit(args.limit), selectedColumns(info, 'Comment', commentList.columns, ['id', 'post_id']))
     },
     Comment: {
       ...renamedFields('Comment'),
-      author: async (comment: Comment, _args: Args, ctx: Context, info: Info) =>
+      author: (comment: Comment, _args: Args, ctx: Context, info: Info) =>
         relationLoaders(ctx).user(Number(comment.author_id), selectedColumns(info, 'User', userList.columns, ['id'])),
-      post: async (comment: Comment, _args: Args, ctx: Context, info: Info) =>
+      post: (comment: Comment, _args: Args, ctx: Context, info: Info) =>
         relationLoaders(ctx).post(Number(comment.post_id), selectedColumns(info, 'Post', postList.columns, ['id']))
     }
   }
