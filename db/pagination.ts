@@ -203,11 +203,14 @@ function shapesOf (db: Db, spec: ListSpec): ShapedStatements {
   return shapes
 }
 
-/** Runs the page's select: compiled once per shape of the list (see `ShapedStatements`). */
+/**
+ * Runs the page's select, compiled once per shape of the list (see `ShapedStatements`). Rows carry
+ * the sort column even when `fields=` leaves it out (the next cursor needs it): callers `strip` it.
+ */
 async function selectPage (db: Db, spec: ListSpec, page: PageQuery): Promise<Row[]> {
   const { sort, columns, filters, after: position } = page
-  // The sort column is selected for the next cursor even when `fields=` leaves it out.
   const selected = columns.includes(sort.field) ? columns : [...columns, sort.field]
+  // The values in the order the builder below takes them: filters, cursor (value, id), limit, offset.
   const values = [...filters.values]
   let afterText = ''
   if (position !== undefined) {
@@ -232,7 +235,7 @@ async function selectPage (db: Db, spec: ListSpec, page: PageQuery): Promise<Row
     return page.offset === undefined ? query : query.offset(slots[next] as number)
   })
   const { rows } = await db.executeQuery(compiled)
-  return strip(rows as Row[], columns, sort.field)
+  return rows as Row[]
 }
 
 /**
@@ -243,7 +246,9 @@ export async function listRows (db: Db, spec: ListSpec, params: Pick<ListParams,
   const limit = limitOf(params)
   checkOffset(params)
   const offset = params.offset === undefined || params.offset === 0 ? undefined : params.offset
-  return selectPage(db, spec, { sort: parseSort(spec, params), columns: parseFields(spec, params.fields), filters: { names: [], values: [] }, limit, offset })
+  const sort = parseSort(spec, params)
+  const columns = parseFields(spec, params.fields)
+  return strip(await selectPage(db, spec, { sort, columns, filters: { names: [], values: [] }, limit, offset }), columns, sort.field)
 }
 
 /**
@@ -268,7 +273,7 @@ export async function paginate (db: Db, spec: ListSpec, params: ListParams, cont
 
   if (params.page !== undefined || params.offset !== undefined) {
     const offset = params.offset ?? ((params.page ?? 1) - 1) * limit
-    const [data, count] = await Promise.all([
+    const [rows, count] = await Promise.all([
       selectPage(db, spec, { sort, columns, filters, limit, offset }),
       countRows(db, spec, filters, total === 'estimated')
     ])
@@ -276,7 +281,7 @@ export async function paginate (db: Db, spec: ListSpec, params: ListParams, cont
       ? { page: params.page, limit, total: count }
       : { offset, limit, total: count }
     if (total === 'estimated') meta.totalEstimated = true
-    return { data, meta }
+    return { data: strip(rows, columns, sort.field), meta }
   }
 
   const fingerprinted = fingerprint(context.filters)
@@ -288,10 +293,9 @@ export async function paginate (db: Db, spec: ListSpec, params: ListParams, cont
     }
     if (position.f !== fingerprinted) throw badRequest('cursor was made under other filters', 'cursor')
   }
-  // One row more than asked says whether there is a next page. The sort column is still on the
-  // rows here (for the cursor) and dropped below.
+  // One row more than asked says whether there is a next page.
   const [rows, count] = await Promise.all([
-    selectPage(db, spec, { sort, columns: columns.includes(sort.field) ? columns : [...columns, sort.field], filters, after: position, limit: limit + 1 }),
+    selectPage(db, spec, { sort, columns, filters, after: position, limit: limit + 1 }),
     total === undefined ? undefined : countRows(db, spec, filters, total === 'estimated')
   ])
   const hasMore = rows.length > limit

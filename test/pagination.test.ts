@@ -3,7 +3,7 @@ import t from 'tap'
 import { encodeCursor } from '../db/cursor.js'
 import { paginate, type KeysetPage, type ListParams, type ListSpec, type Row } from '../db/pagination.js'
 import { MAX_SHAPES, ShapedStatements } from '../db/statements.js'
-import { listUsers } from '../db/users.js'
+import { listUsers, userRows } from '../db/users.js'
 import { resetDb, testDb } from './helper.js'
 import { recordSql } from './sql-log.js'
 
@@ -172,6 +172,13 @@ t.test('fields= narrows the rows to those columns plus id', async (t) => {
   await insertUsers(3)
   const page = await listUsers(await testDb(), { fields: 'email', sort: 'name' }, { secret }) as KeysetPage
   t.same(page.data.map((r) => Object.keys(r).sort()), [['email', 'id'], ['email', 'id'], ['email', 'id']])
+  // The sort column, read for the cursor, is dropped in every paging mode.
+  for (const mode of [{ offset: 1 }, { page: 1 }]) {
+    const numbered = await listUsers(await testDb(), { fields: 'email', sort: 'name', ...mode }, { secret })
+    t.same(numbered.data.map((r) => Object.keys(r).sort()), numbered.data.map(() => ['email', 'id']), JSON.stringify(mode))
+  }
+  const plain = await userRows(await testDb(), { limit: 2 })
+  t.same(plain.map((r) => Object.keys(r).sort()), [['created_at', 'email', 'id', 'name'], ['created_at', 'email', 'id', 'name']])
 })
 
 t.test('a list shape is compiled once and filled with each request\'s values', async (t) => {
