@@ -325,17 +325,44 @@ function strip (rows: Row[], columns: readonly string[], sortField: string): Row
 
 /** The `Link: <…>; rel="next"` value for a page, built from the request's own URL. */
 export function nextLink (url: string, page: ListPage): string | undefined {
-  const next = new URL(url, 'http://localhost')
   if ('pagination' in page) {
     if (page.pagination.nextCursor === null) return undefined
-    next.searchParams.set('cursor', page.pagination.nextCursor)
-  } else if (page.meta.page !== undefined) {
-    if (page.meta.page * page.meta.limit >= page.meta.total) return undefined
-    next.searchParams.set('page', String(page.meta.page + 1))
-  } else {
-    const offset = (page.meta.offset ?? 0) + page.meta.limit
-    if (offset >= page.meta.total) return undefined
-    next.searchParams.set('offset', String(offset))
+    return link(url, 'cursor', page.pagination.nextCursor)
   }
-  return `<${next.pathname}${next.search}>; rel="next"`
+  if (page.meta.page !== undefined) {
+    if (page.meta.page * page.meta.limit >= page.meta.total) return undefined
+    return link(url, 'page', String(page.meta.page + 1))
+  }
+  const offset = (page.meta.offset ?? 0) + page.meta.limit
+  if (offset >= page.meta.total) return undefined
+  return link(url, 'offset', String(offset))
+}
+
+// Anything that could end the `<…>` or is not plain ASCII is percent-encoded.
+const UNSAFE_IN_LINK = /[^\x21-\x7e]|[<>"]/gu
+const LONE_SURROGATE = /^[\ud800-\udfff]$/u
+const encodeUnsafe = (unsafe: string): string => LONE_SURROGATE.test(unsafe) ? '%EF%BF%BD' : encodeURIComponent(unsafe)
+
+/**
+ * `<url with name=value>; rel="next"`: the request's other parameters as it sent them, in its order,
+ * and any `name` it had (however encoded) replaced. `value` must need no encoding. Cheaper than a URL
+ * parser, which served lists paid for on every page.
+ */
+function link (url: string, name: string, value: string): string {
+  const question = url.indexOf('?')
+  // Routing ignores repeated slashes; left in, `//host/…` would read as another server.
+  const path = (question === -1 ? url : url.slice(0, question)).replace(/\/{2,}/g, '/')
+  const kept = question === -1 ? [] : url.slice(question + 1).split('&').filter((pair) => pair !== '' && parameterName(pair) !== name)
+  kept.push(`${name}=${value}`)
+  return `<${`${path}?${kept.join('&')}`.replace(UNSAFE_IN_LINK, encodeUnsafe)}>; rel="next"`
+}
+
+function parameterName (pair: string): string {
+  const equals = pair.indexOf('=')
+  const raw = (equals === -1 ? pair : pair.slice(0, equals)).replaceAll('+', ' ')
+  try {
+    return decodeURIComponent(raw)
+  } catch {
+    return raw
+  }
 }

@@ -238,3 +238,43 @@ t.test('Idempotency-Key: a retried sign-up returns the first response without a 
   const retried = await app.inject({ method: 'POST', url: '/api/v1/users', headers: { 'idempotency-key': 'k2' }, payload: { ...payload, email: 'new@example.com' } })
   t.equal(retried.statusCode, 201, '…so its key is free for the corrected retry')
 })
+
+t.test('Link rel="next" is the request\'s own URL with its page position replaced', async (t) => {
+  const app = await build(t)
+  const { headers } = await signedIn(app, { name: 'Zed', email: 'zed@example.com' })
+  for (const n of [1, 2, 3, 4, 5]) await app.inject({ method: 'POST', url: '/api/v1/users', payload: { name: `Link ${n}`, email: `link${n}@example.com` } })
+  const linkOf = (res: { headers: Record<string, unknown> }): string => {
+    const match = /^<([^>]+)>; rel="next"$/.exec(String(res.headers.link))
+    t.ok(match, String(res.headers.link))
+    return match?.[1] ?? ''
+  }
+  const names = (res: { body: string }) => body<{ data: Array<{ name: string }> }>(res as never).data.map((u) => u.name)
+
+  const first = await app.inject({ url: '//api/v1/users?limit=2&sort=name&q=Link+&fields=name', headers })
+  t.same(names(first), ['Link 1', 'Link 2'])
+  const next = linkOf(first)
+  t.match(next, /^\/api\/v1\/users\?limit=2&sort=name&q=Link\+&fields=name&cursor=[\w-]+\.[\w-]{16}$/, 'the other parameters as sent, one path slash')
+  const second = await app.inject({ url: next, headers })
+  t.same(names(second), ['Link 3', 'Link 4'])
+  const after = linkOf(second)
+  t.equal(after.match(/cursor=/g)?.length, 1, 'the old cursor is replaced, not repeated')
+  t.same(names(await app.inject({ url: after, headers })), ['Link 5'])
+
+  const cursor = /cursor=([^&]+)/.exec(next)?.[1] ?? ''
+  const encoded = linkOf(await app.inject({ url: `/api/v1/users?limit=2&sort=name&q=Link+&fields=name&%63ursor=${cursor}`, headers }))
+  t.notMatch(encoded, /%63ursor/, 'a percent-encoded parameter name counts as the same parameter')
+  t.same(names(await app.inject({ url: encoded, headers })), ['Link 5'])
+
+  t.match(linkOf(await app.inject({ url: '/api/v1/users?limit=2&page=1&q=Link+', headers })), /^\/api\/v1\/users\?limit=2&q=Link\+&page=2$/)
+  t.match(linkOf(await app.inject({ url: '/api/v1/users?offset=1&limit=2&q=Link+', headers })), /^\/api\/v1\/users\?limit=2&q=Link\+&offset=3$/)
+  t.equal((await app.inject({ url: '/api/v1/users?limit=2&page=3&q=Link+', headers })).headers.link, undefined, 'no Link on the last page')
+  const oddName = 'Odd <"é 😀>'
+  for (const n of [1, 2]) await app.inject({ method: 'POST', url: '/api/v1/users', payload: { name: oddName, email: `odd${n}@example.com` } })
+  const odd = await app.inject({ url: `/api/v1/users?limit=1&name=${oddName}`, headers })
+  t.equal(odd.statusCode, 200, odd.body)
+  const oddNext = linkOf(odd)
+  t.notMatch(oddNext, /[<>"\s]|[^\x21-\x7e]/, 'nothing in the link can end it early or is not ASCII')
+  const oddSecond = await app.inject({ url: oddNext, headers })
+  t.same(names(oddSecond), [oddName], 'and it still brings the next page')
+  t.not(body<{ data: Array<{ id: number }> }>(oddSecond).data[0]?.id, body<{ data: Array<{ id: number }> }>(odd).data[0]?.id)
+})
