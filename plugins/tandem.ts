@@ -42,6 +42,7 @@ async function tandem (app: FastifyInstance, options: TandemPluginOptions): Prom
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     preparedStatements: config.databasePreparedStatements,
+    poolSize: config.databasePoolSize,
     statementTimeoutMillis: config.databaseStatementTimeout,
     db
   })

@@ -20,6 +20,11 @@ export const TandemOptionsSchema = Type.Object({
    */
   databasePreparedStatements: Type.Boolean({ default: true }),
   /**
+   * Connections the pool keeps to a real server at most; requests beyond them wait for one. Mind
+   * the server's `max_connections` across instances. @example 40
+   */
+  databasePoolSize: Type.Integer({ default: 20, minimum: 1, maximum: 1000 }),
+  /**
    * Milliseconds after which a real server cancels a statement (one stuck on a lock, say): the
    * request gets a 503 and the pooled connection is free again. Unset: no limit. @example 5000
    */

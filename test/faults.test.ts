@@ -78,7 +78,7 @@ async function outsider (t: Test, url: string): Promise<pg.Client> {
 }
 
 /** Tandem over `db`, listening on a real port. */
-async function listening (t: Test, options: { db?: Db, databaseUrl?: string, databaseStatementTimeout?: number }): Promise<{ app: FastifyInstance, base: string }> {
+async function listening (t: Test, options: { db?: Db, databaseUrl?: string, databaseStatementTimeout?: number, databasePoolSize?: number }): Promise<{ app: FastifyInstance, base: string }> {
   const app = Fastify(serverOptions({ logLevel: 'silent' }))
   await app.register(tandem, { ...options, jwtSecret: TEST_SECRET, rootHandlers: true, adminEmail: ADMIN.email, adminPassword: ADMIN.password, rateLimitMax: 1_000_000 })
   await app.listen({ host: '127.0.0.1', port: 0 })
@@ -253,6 +253,31 @@ t.test('databaseStatementTimeout frees a connection held by a stuck statement, w
   const { rows } = await locker.query('select (select count(*)::int from orders) as orders, (select stock from products where id = $1) as stock', [product.body?.id])
   t.same(rows[0], { orders: 0, stock: 10 }, 'nothing of the cancelled order was written')
   t.equal((await call(base, '/api/v1/orders', { method: 'POST', headers: auth, body: { items: [{ product_id: product.body?.id, quantity: 1 }] } })).status, 201)
+})
+
+t.test('databasePoolSize bounds the connections: requests beyond it wait for one, then all succeed', { skip }, async (t) => {
+  const url = await freshDatabase()
+  const { base } = await listening(t, { databaseUrl: url, databasePoolSize: 2 })
+  const auth = await signIn(base)
+  const product = await call(base, '/api/v1/products', { method: 'POST', headers: auth, body: { name: 'Queued', category: 'x', price: 1, stock: 10 } })
+  const locker = await outsider(t, url)
+  await locker.query('begin')
+  await locker.query('select id from products where id = $1 for update', [product.body?.id])
+  // Five orders of the locked product: each holds its connection while it waits on the lock.
+  const orders = Array.from({ length: 5 }, async () => await call(base, '/api/v1/orders', { method: 'POST', headers: auth, body: { items: [{ product_id: product.body?.id, quantity: 1 }] } }))
+  const watcher = await outsider(t, url)
+  const lockerPid = (await locker.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid
+  const connections = async () => (await watcher.query<{ n: number }>(
+    'select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and pid <> $1',
+    [lockerPid]
+  )).rows[0]?.n ?? 0
+  await until(async () => (await watcher.query("select 1 from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()")).rowCount === 2, 'two orders waiting on the lock')
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.equal(await connections(), 2, 'two connections, not five')
+  await locker.query('rollback')
+  t.same((await Promise.all(orders)).map((o) => o.status), [201, 201, 201, 201, 201], 'the queued requests ran once a connection was free')
+  const { rows } = await watcher.query('select stock from products where id = $1', [product.body?.id])
+  t.equal(rows[0].stock, 5)
 })
 
 t.test('a transaction killed midway leaves no half-written order', { skip }, async (t) => {
