@@ -1,25 +1,58 @@
 import { createHash } from 'node:crypto'
+import { sql } from 'kysely'
 import type { Db } from './connect.js'
+
+/** Documents learnt from clients kept at most, by default; registered ones do not count. */
+export const MAX_LEARNT_QUERIES = 10_000
 
 /** The APQ hash of a document: lowercase hex SHA-256 of its UTF-8 text. */
 export function queryHash (query: string): string {
   return createHash('sha256').update(query, 'utf8').digest('hex')
 }
 
-/** The document stored under `sha256`, or undefined. */
+/**
+ * The document stored under `sha256`, or undefined. Reading it marks it used, so that the learnt
+ * documents dropped first are those no instance has needed for the longest.
+ */
 export async function findPersistedQuery (db: Db, sha256: string): Promise<string | undefined> {
-  const row = await db.selectFrom('persisted_queries').select('query').where('sha256', '=', sha256).executeTakeFirst()
+  const row = await db.updateTable('persisted_queries').set({ used_at: sql<Date>`now()` })
+    .where('sha256', '=', sha256)
+    .returning('query')
+    .executeTakeFirst()
   return row?.query
 }
 
 /**
- * Stores a document under its hash (computed here, so a caller cannot file a document under
- * another's hash). Storing the same document twice is a no-op. Returns the hash.
+ * Registers a document under its hash (computed here, so a caller cannot file a document under
+ * another's hash), for good: it is never dropped, even if a client taught it first. Returns the hash.
  */
 export async function savePersistedQuery (db: Db, query: string): Promise<string> {
   const sha256 = queryHash(query)
   await db.insertInto('persisted_queries').values({ sha256, query })
-    .onConflict((oc) => oc.column('sha256').doNothing())
+    .onConflict((oc) => oc.column('sha256').doUpdateSet({ learnt: false }))
     .execute()
+  return sha256
+}
+
+/**
+ * Stores a document a client taught (automatic persisted queries). Any client can, so learnt
+ * documents are kept up to `limit`: each new one drops those used least recently past it.
+ */
+export async function learnPersistedQuery (db: Db, query: string, limit = MAX_LEARNT_QUERIES): Promise<string> {
+  const sha256 = queryHash(query)
+  const inserted = await db.insertInto('persisted_queries').values({ sha256, query, learnt: true })
+    .onConflict((oc) => oc.column('sha256').doNothing())
+    .returning('sha256')
+    .executeTakeFirst()
+  if (inserted !== undefined) {
+    // A bounded walk of the partial index on used_at: learning is rare, and this keeps the table small.
+    await db.deleteFrom('persisted_queries')
+      .where('learnt', '=', true)
+      .where('sha256', 'in', (eb) => eb.selectFrom('persisted_queries').select('sha256')
+        .where('learnt', '=', true)
+        .orderBy('used_at', 'desc').orderBy('sha256')
+        .offset(limit))
+      .execute()
+  }
   return sha256
 }

@@ -101,6 +101,9 @@ export interface EmailOutboxTable {
 export interface PersistedQueriesTable {
   sha256: string
   query: string
+  /** Learnt from a client (automatic persisted queries), not registered by the application. */
+  learnt: Generated<boolean>
+  used_at: ColumnType<Date, never, Date>
   created_at: CreatedAt
 }
 

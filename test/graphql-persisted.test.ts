@@ -74,3 +74,42 @@ t.test('graphqlPersistedOnly runs only known documents', async (t) => {
   t.equal(await findPersistedQuery(app.db, sha256(other)), undefined)
   t.equal((await app.inject({ url: '/graphiql' })).statusCode, 404, 'no GraphiQL')
 })
+
+t.test('learnt documents are kept up to persistedQueryLimit, least recently used dropped first; registered ones stay', async (t) => {
+  // A cache of one document, so that every lookup but the last reaches PostgreSQL.
+  const app = await build(t, { graphql: { persistedQueryLimit: 3, persistedQueryCacheSize: 1 } })
+  const registered = '{ registered: __typename }'
+  await app.tandemGraphql.persist(registered)
+  const documents = [1, 2, 3, 4, 5].map((n) => `{ learnt${n}: __typename }`)
+  const learn = async (query: string) => {
+    const res = await post(app, { query, extensions: persisted(sha256(query)) })
+    t.equal(res.statusCode, 200)
+    t.notOk(res.errors, query)
+  }
+  for (const query of documents.slice(0, 3)) await learn(query)
+  // The first one is used again: the second is now the least recently used.
+  t.same((await post(app, { extensions: persisted(sha256(documents[0] as string)) })).data, { learnt1: 'Query' })
+  await learn(documents[3] as string)
+  await learn(documents[4] as string)
+
+  const rows = await app.db.selectFrom('persisted_queries').select(['query', 'learnt']).orderBy('query').execute()
+  t.same(rows, [
+    { query: documents[0], learnt: true },
+    { query: documents[3], learnt: true },
+    { query: documents[4], learnt: true },
+    { query: registered, learnt: false }
+  ], 'three learnt documents, the most recently used, and the registered one')
+  const dropped = await post(app, { extensions: persisted(sha256(documents[1] as string)) })
+  t.same(errorCodes(dropped), ['PERSISTED_QUERY_NOT_FOUND'], 'a dropped hash is unknown: the client sends its document again')
+  await learn(documents[1] as string)
+  t.same((await post(app, { extensions: persisted(sha256(documents[1] as string)) })).data, { learnt2: 'Query' })
+
+  // Registering a document a client taught first keeps it for good.
+  await app.tandemGraphql.persist(documents[4] as string)
+  for (const n of [6, 7, 8, 9]) await learn(`{ learnt${n}: __typename }`)
+  const kept = await app.db.selectFrom('persisted_queries').select('query').where('learnt', '=', false).orderBy('query').execute()
+  t.same(kept.map((r) => r.query), [documents[4], registered])
+  t.equal((await app.db.selectFrom('persisted_queries').select('sha256').where('learnt', '=', true).execute()).length, 3)
+
+  await t.rejects(build(t, { graphql: { persistedQueryLimit: 0 } }), /persistedQueryLimit must be a positive integer/)
+})

@@ -4,6 +4,7 @@ import * as auth from './0002_auth.js'
 import * as idempotency from './0003_idempotency.js'
 import * as posts from './0004_posts.js'
 import * as persistedQueries from './0006_persisted_queries.js'
+import * as learntQueries from './0007_learnt_queries.js'
 
 /** Every migration, in order. Listed statically so that they ship inside `dist/` with no file lookups. */
 export const migrations: Record<string, Migration> = {
@@ -11,5 +12,6 @@ export const migrations: Record<string, Migration> = {
   '0002_auth': auth,
   '0003_idempotency': idempotency,
   '0004_posts': posts,
-  '0006_persisted_queries': persistedQueries
+  '0006_persisted_queries': persistedQueries,
+  '0007_learnt_queries': learntQueries
 }

@@ -75,6 +75,12 @@ export interface GraphqlOwnOptions {
   schemaDirectory?: URL
   /** Persisted documents kept in memory in front of PostgreSQL. Default: 1000. @example 5000 */
   persistedQueryCacheSize?: number
+  /**
+   * Documents learnt from clients (automatic persisted queries) kept in PostgreSQL at most; past
+   * it, the least recently used are dropped (their clients send them again). Registered documents
+   * do not count. Default: 10000. @example 50000
+   */
+  persistedQueryLimit?: number
 }
 
 export interface GraphqlOptions extends TandemOptions, GraphqlOwnOptions {}
@@ -90,12 +96,15 @@ declare module 'fastify' {
 }
 
 async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<void> {
-  const { graphiql, jit, schemaDirectory: directory, persistedQueryCacheSize, ...tandemOptions } = options
+  const { graphiql, jit, schemaDirectory: directory, persistedQueryCacheSize, persistedQueryLimit, ...tandemOptions } = options
   const config = useConfig(app, tandemOptions)
   if (!app.hasDecorator('accessTokens')) throw new Error('register Tandem\'s auth plugin before its GraphQL plugin')
   if (!app.hasDecorator('tandemEvents')) await app.register(events, tandemOptions)
 
-  const store = new PersistedQueryStore(app.db, { cacheSize: persistedQueryCacheSize })
+  for (const [name, value] of Object.entries({ persistedQueryCacheSize, persistedQueryLimit })) {
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) throw new Error(`${name} must be a positive integer`)
+  }
+  const store = new PersistedQueryStore(app.db, { cacheSize: persistedQueryCacheSize, learntLimit: persistedQueryLimit })
   app.decorate('tandemGraphql', { persist: async (query: string) => store.save(query) })
   const persistedOnly = config.graphqlPersistedOnly
   const schema = await loadSchema(directory ?? schemaDirectory)

@@ -1,6 +1,6 @@
 import type { PersistedQueryProvider } from 'mercurius'
 import type { Db } from '../../db/connect.js'
-import { findPersistedQuery, queryHash, savePersistedQuery } from '../../db/persisted-queries.js'
+import { findPersistedQuery, learnPersistedQuery, MAX_LEARNT_QUERIES, queryHash, savePersistedQuery } from '../../db/persisted-queries.js'
 
 /** Automatic persisted queries, as Apollo clients speak them. */
 export const PERSISTED_QUERY_NOT_FOUND = 'PersistedQueryNotFound'
@@ -39,6 +39,8 @@ class Lru<V> {
 export interface PersistedQueryStoreOptions {
   /** Documents kept in memory in front of PostgreSQL. @example 1000 */
   cacheSize?: number
+  /** Documents learnt from clients kept in PostgreSQL at most (registered ones do not count). @example 10000 */
+  learntLimit?: number
 }
 
 /**
@@ -49,9 +51,11 @@ export interface PersistedQueryStoreOptions {
  */
 export class PersistedQueryStore {
   private readonly cache: Lru<string>
+  private readonly learntLimit: number
 
   constructor (private readonly db: Db, options: PersistedQueryStoreOptions = {}) {
     this.cache = new Lru(options.cacheSize ?? 1000)
+    this.learntLimit = options.learntLimit ?? MAX_LEARNT_QUERIES
   }
 
   async find (sha256: string): Promise<string | undefined> {
@@ -63,10 +67,18 @@ export class PersistedQueryStore {
     return query
   }
 
+  /** Registers a document for good (the application's own, for `graphqlPersistedOnly` say). */
   async save (query: string): Promise<string> {
+    const hash = await savePersistedQuery(this.db, query)
+    this.cache.set(hash, query)
+    return hash
+  }
+
+  /** Stores a document a client sent with its hash: kept while among the `learntLimit` used most recently. */
+  async learn (query: string): Promise<string> {
     const hash = queryHash(query)
     if (this.cache.get(hash) === undefined) {
-      await savePersistedQuery(this.db, query)
+      await learnPersistedQuery(this.db, query, this.learntLimit)
       this.cache.set(hash, query)
     }
     return hash
@@ -95,7 +107,7 @@ export class PersistedQueryStore {
       }) as PersistedQueryProvider['getHash'],
       getQueryFromHash: async (hash: string) => this.find(hash),
       getHashForQuery: queryHash,
-      saveQuery: async (_hash: string, query: string) => { if (learn) await this.save(query) },
+      saveQuery: async (_hash: string, query: string) => { if (learn) await this.learn(query) },
       notFoundError: PERSISTED_QUERY_NOT_FOUND,
       notSupportedError: PERSISTED_QUERY_NOT_SUPPORTED,
       mismatchError: 'provided sha does not match query'
