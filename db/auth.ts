@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from './connect.js'
+import { revokeTokensOf } from './revoked-tokens.js'
 import type { UserRow, UserTokenKind } from './types.js'
 
 export type Role = UserRow['role']
@@ -91,12 +92,16 @@ export async function verifyEmail (db: Db, tokenHash: string): Promise<boolean> 
   })
 }
 
-/** Sets the password with a reset-password token; false when the token is not usable. */
-export async function resetPassword (db: Db, tokenHash: string, passwordHash: string): Promise<boolean> {
+/**
+ * Sets the password with a reset-password token and revokes every access token the user had (they
+ * expire by `tokensExpireBy`), in one transaction; false when the token is not usable.
+ */
+export async function resetPassword (db: Db, tokenHash: string, passwordHash: string, tokensExpireBy: Date): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const userId = await consume(trx, 'reset_password', tokenHash)
     if (userId === undefined) return false
     await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute()
+    await revokeTokensOf(trx, userId, tokensExpireBy)
     return true
   })
 }

@@ -69,9 +69,10 @@ export interface OrderItemsTable {
 }
 
 export interface RevokedTokensTable {
+  /** A token's id, or `user:<id>` for every token of that user issued before `revoked_at`. */
   jti: string
   expires_at: Date
-  revoked_at: CreatedAt
+  revoked_at: ColumnType<Date, never, Date>
 }
 
 export type UserTokenKind = 'verify_email' | 'reset_password'

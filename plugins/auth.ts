@@ -28,6 +28,8 @@ export interface AccessUser {
   jti: string
   /** Expiry, in seconds since the epoch. */
   exp: number
+  /** Issue time, in seconds since the epoch (0 for a token without one). */
+  iat: number
 }
 
 export interface AccessToken {
@@ -70,6 +72,14 @@ export interface AccessTokens {
   peek (request: FastifyRequest): AccessUser | undefined
   /** Revokes the token at once, on every instance. */
   revoke (user: AccessUser): Promise<void>
+  /**
+   * Reads the revocations written since the last poll now, rather than within the second: after a
+   * write that revoked every token of a user (`revokeTokensOf`), this instance refuses them at once.
+   * Never throws: if PostgreSQL cannot be read, the next poll brings them.
+   */
+  sync (): Promise<void>
+  /** When tokens issued now expire at the latest. */
+  expiryOfNew (): Date
 }
 
 declare module 'fastify' {
@@ -98,10 +108,10 @@ export function durationSeconds (text: string): number {
 type Checked = { user: AccessUser } | { error: string }
 
 function toUser (claims: Record<string, unknown>): AccessUser | undefined {
-  const { sub, role, jti, exp } = claims
+  const { sub, role, jti, exp, iat } = claims
   if (typeof sub !== 'string' || !/^[1-9]\d{0,15}$/.test(sub) || !Number.isSafeInteger(Number(sub))) return undefined
   if ((role !== 'user' && role !== 'admin') || typeof jti !== 'string' || jti === '' || typeof exp !== 'number') return undefined
-  return { sub: Number(sub), role, jti, exp }
+  return { sub: Number(sub), role, jti, exp, iat: typeof iat === 'number' ? iat : 0 }
 }
 
 async function auth (app: FastifyInstance, options: TandemOptions): Promise<void> {
@@ -154,7 +164,7 @@ async function auth (app: FastifyInstance, options: TandemOptions): Promise<void
 
   const notRevoked = async (result: Checked): Promise<AccessUser> => {
     if ('error' in result) throw unauthenticated(result.error)
-    if (await revocations.has(result.user.jti)) throw unauthenticated('token revoked')
+    if (await revocations.has(result.user)) throw unauthenticated('token revoked')
     return result.user
   }
 
@@ -180,7 +190,10 @@ async function auth (app: FastifyInstance, options: TandemOptions): Promise<void
       const result = checkRequest(request)
       return 'user' in result ? result.user : undefined
     },
-    revoke: async (user) => revocations.add(user.jti, new Date(user.exp * 1000))
+    revoke: async (user) => revocations.add(user.jti, new Date(user.exp * 1000)),
+    // The write is done and every instance reads it within the second anyway: a failure here is no reason to fail the request.
+    sync: async () => { await revocations.refresh().catch((err: unknown) => { app.log.warn({ err }, 'could not read the revoked tokens') }) },
+    expiryOfNew: () => new Date(Date.now() + expiresIn * 1000)
   }
   app.decorate('accessTokens', tokens)
 

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/connect.js'
-import { deleteExpiredRevocations, isRevoked, revocationsSince, revokeToken } from '../db/revoked-tokens.js'
+import { deleteExpiredRevocations, isRevoked, revocationsSince, revokeToken, userOfRow } from '../db/revoked-tokens.js'
 
 /** How often each instance reads the revocations made by the others. */
 export const REFRESH_MS = 1_000
@@ -22,6 +22,8 @@ export class RevocationList {
   readonly #db: Db
   readonly #log: FastifyBaseLogger
   readonly #revoked = new Map<string, number>()
+  // user id → every token of theirs issued before `before` (seconds) is revoked, until `expires`.
+  readonly #cutoffs = new Map<number, { before: number, expires: number }>()
   #newest: Date | undefined
   #lastRefresh = 0
   #timer: NodeJS.Timeout | undefined
@@ -45,11 +47,18 @@ export class RevocationList {
     await this.#running
   }
 
-  async has (jti: string, now = Date.now()): Promise<boolean> {
-    const expires = this.#revoked.get(jti)
+  /**
+   * Whether the token is revoked, by itself or with every token its user had (a password reset).
+   * Token times are whole seconds: a token made in the second of such a revocation stays valid, so
+   * that signing in right after a reset works.
+   */
+  async has (token: { jti: string, sub: number, iat: number }, now = Date.now()): Promise<boolean> {
+    const expires = this.#revoked.get(token.jti)
     if (expires !== undefined && expires > now) return true
+    const cutoff = this.#cutoffs.get(token.sub)
+    if (cutoff !== undefined && cutoff.expires > now && token.iat < cutoff.before) return true
     if (now - this.#lastRefresh <= STALE_MS) return false
-    return isRevoked(this.#db, jti)
+    return isRevoked(this.#db, token.jti, token.sub, token.iat)
   }
 
   async add (jti: string, expiresAt: Date): Promise<void> {
@@ -62,10 +71,13 @@ export class RevocationList {
     const startedAt = Date.now()
     const since = this.#newest === undefined ? undefined : new Date(this.#newest.getTime() - OVERLAP_MS)
     for (const row of await revocationsSince(this.#db, since)) {
-      this.#revoked.set(row.jti, row.expires_at.getTime())
+      const user = userOfRow(row.jti)
+      if (user === undefined) this.#revoked.set(row.jti, row.expires_at.getTime())
+      else this.#cutoffs.set(user, { before: Math.floor(row.revoked_at.getTime() / 1000), expires: row.expires_at.getTime() })
       if (this.#newest === undefined || row.revoked_at > this.#newest) this.#newest = row.revoked_at
     }
     for (const [jti, expires] of this.#revoked) if (expires <= startedAt) this.#revoked.delete(jti)
+    for (const [user, { expires }] of this.#cutoffs) if (expires <= startedAt) this.#cutoffs.delete(user)
     this.#lastRefresh = startedAt
   }
 

@@ -2,10 +2,11 @@ import { createHash, createHmac, randomUUID } from 'node:crypto'
 import { Writable } from 'node:stream'
 import Fastify from 'fastify'
 import t from 'tap'
+import { revokeTokensOf } from '../db/revoked-tokens.js'
 import { REFRESH_MS, RevocationList } from '../plugins/revocations.js'
 import { serverOptions } from '../plugins/server-options.js'
 import tandem from '../plugins/tandem.js'
-import { ADMIN, TEST_SECRET, adminToken, body, build, login, signUp, signedIn, testDb, type AuthHeaders } from './helper.js'
+import { ADMIN, TEST_SECRET, adminToken, body, build, graphql, login, signUp, signedIn, testDb, type AuthHeaders } from './helper.js'
 
 const b64 = (value: object | string): string => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url')
 
@@ -245,6 +246,44 @@ t.test('reset-password: an admin sends a token, it sets the password, once; the 
   t.equal((await app.inject({ method: 'POST', url: '/api/v1/users/999/reset-password', headers: admin })).statusCode, 404, 'an unknown user, for an admin')
 })
 
+t.test('a password reset revokes every token the user had, on this instance at once and on others within a second', async (t) => {
+  const app = await build(t)
+  const db = await testDb()
+  const other = Fastify(serverOptions({ logLevel: 'silent' }))
+  await other.register(tandem, { db, jwtSecret: TEST_SECRET, rootHandlers: true })
+  await other.ready()
+  t.teardown(() => other.close())
+  const admin = await adminToken(app)
+  const me = await signedIn(app, { email: 'reset-me@example.com' })
+  const bystander = await signedIn(app, { email: 'bystander@example.com' })
+  // Token times are whole seconds; tokens made earlier than the reset's second are revoked.
+  await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 20))
+  for (const instance of [app, other]) t.equal((await instance.inject({ url: '/api/v1/users', headers: me.headers })).statusCode, 200)
+
+  t.equal((await app.inject({ method: 'POST', url: `/api/v1/users/${me.id}/reset-password`, headers: admin })).statusCode, 202)
+  const token = tokenIn((await outbox(app, 'reset_password')).body)
+  t.equal((await app.inject({ method: 'POST', url: '/api/v1/auth/reset-password', payload: { token, password: 'brand-new-password' } })).statusCode, 204)
+
+  const refused = await app.inject({ url: '/api/v1/users', headers: me.headers })
+  t.equal(refused.statusCode, 401, 'refused at once by the instance that reset it')
+  t.same(body(refused), { error: 'token revoked' })
+  t.match((await graphql(app, '{ users(limit: 1) { id } }', { headers: me.headers })).errors, [{ message: 'token revoked', extensions: { code: 'UNAUTHENTICATED' } }])
+  const started = Date.now()
+  let status = 200
+  while (status === 200 && Date.now() - started < 3000) {
+    status = (await other.inject({ url: '/api/v1/users', headers: me.headers })).statusCode
+    if (status === 200) await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  t.equal(status, 401, `refused by the other instance (after ${Date.now() - started} ms)`)
+
+  const fresh = await login(app, me.email, 'brand-new-password')
+  t.equal((await app.inject({ url: '/api/v1/users', headers: fresh })).statusCode, 200, 'a token made after the reset works, even in the same second')
+  t.equal((await other.inject({ url: '/api/v1/users', headers: fresh })).statusCode, 200)
+  t.equal((await app.inject({ url: '/api/v1/users', headers: bystander.headers })).statusCode, 200, 'other users keep their tokens')
+  const row = await app.db.selectFrom('revoked_tokens').select(['jti', 'expires_at']).where('jti', '=', `user:${me.id}`).executeTakeFirstOrThrow()
+  t.ok(row.expires_at.getTime() > Date.now() + 14 * 60_000, 'kept until the last revoked token would have expired (15 minutes)')
+})
+
 t.test('passwords and tokens never reach the log', async (t) => {
   const lines: string[] = []
   const stream = new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } })
@@ -269,12 +308,25 @@ t.test('the revocation list asks PostgreSQL itself when its copy is stale', asyn
   const list = new RevocationList(app.db, app.log)
   await list.start()
   t.teardown(() => list.close())
-  const jti = randomUUID()
-  await app.db.insertInto('revoked_tokens').values({ jti, expires_at: new Date(Date.now() + 60_000) }).execute()
-  t.equal(await list.has(jti), false, 'a fresh copy is trusted until the next poll')
-  t.equal(await list.has(jti, Date.now() + 10 * REFRESH_MS), true, 'a stale one is not')
+  const now = Math.floor(Date.now() / 1000)
+  const token = { jti: randomUUID(), sub: 7, iat: now - 10 }
+  await app.db.insertInto('revoked_tokens').values({ jti: token.jti, expires_at: new Date(Date.now() + 60_000) }).execute()
+  t.equal(await list.has(token), false, 'a fresh copy is trusted until the next poll')
+  t.equal(await list.has(token, Date.now() + 10 * REFRESH_MS), true, 'a stale one is not')
   await list.refresh()
-  t.equal(await list.has(jti), true, 'the poll brings it in')
+  t.equal(await list.has(token), true, 'the poll brings it in')
+
+  // Every token of user 8 issued before now.
+  const older = { jti: randomUUID(), sub: 8, iat: now - 10 }
+  const newer = { jti: randomUUID(), sub: 8, iat: now + 2 }
+  const otherUser = { jti: randomUUID(), sub: 9, iat: now - 10 }
+  await revokeTokensOf(app.db, 8, new Date(Date.now() + 60_000))
+  t.equal(await list.has(older), false, 'fresh copy')
+  t.equal(await list.has(older, Date.now() + 10 * REFRESH_MS), true, 'stale copy: PostgreSQL says the older token is revoked')
+  t.equal(await list.has(newer, Date.now() + 10 * REFRESH_MS), false, 'and the newer one is not')
+  t.equal(await list.has(otherUser, Date.now() + 10 * REFRESH_MS), false, 'nor another user\'s')
+  await list.refresh()
+  t.same([await list.has(older), await list.has(newer), await list.has(otherUser)], [true, false, false], 'the poll brings it in')
 })
 
 t.test('a token that passed while valid is refused once it expires (verified tokens are remembered only until their expiry)', async (t) => {
