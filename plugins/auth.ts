@@ -77,9 +77,9 @@ export interface AccessTokens {
    * write that revoked every token of a user (`revokeTokensOf`), this instance refuses them at once.
    * Never throws: if PostgreSQL cannot be read, the next poll brings them.
    */
-  sync (): Promise<void>
+  refreshRevocations (): Promise<void>
   /** When tokens issued now expire at the latest. */
-  expiryOfNew (): Date
+  newTokensExpireAt (): Date
 }
 
 declare module 'fastify' {
@@ -192,8 +192,8 @@ async function auth (app: FastifyInstance, options: TandemOptions): Promise<void
     },
     revoke: async (user) => revocations.add(user.jti, new Date(user.exp * 1000)),
     // The write is done and every instance reads it within the second anyway: a failure here is no reason to fail the request.
-    sync: async () => { await revocations.refresh().catch((err: unknown) => { app.log.warn({ err }, 'could not read the revoked tokens') }) },
-    expiryOfNew: () => new Date(Date.now() + expiresIn * 1000)
+    refreshRevocations: async () => { await revocations.refresh().catch((err: unknown) => { app.log.warn({ err }, 'could not read the revoked tokens') }) },
+    newTokensExpireAt: () => new Date(Date.now() + expiresIn * 1000)
   }
   app.decorate('accessTokens', tokens)
 

@@ -56,8 +56,8 @@ const authRoutes: FastifyPluginAsync = async (fastify) => {
     schema: { tags, summary: 'Set a new password with a one-time token', querystring: WriteQuery, body: ResetPasswordBody, response: { 204: NoContent, ...errors(400, 415, 429) } }
   }, async (request, reply) => {
     const passwordHash = await hashPassword(request.body.password)
-    if (!await resetPassword(app.db, hashToken(request.body.token), passwordHash, app.accessTokens.expiryOfNew())) throw unusable()
-    await app.accessTokens.sync()
+    if (!await resetPassword(app.db, hashToken(request.body.token), passwordHash, app.accessTokens.newTokensExpireAt())) throw unusable()
+    await app.accessTokens.refreshRevocations()
     return reply.code(204).send(null)
   })
 }
