@@ -328,6 +328,16 @@ t.test('the revocation list asks PostgreSQL itself when its copy is stale', asyn
   t.equal(await list.has(otherUser, Date.now() + 10 * REFRESH_MS), false, 'nor another user\'s')
   await list.refresh()
   t.same([await list.has(older), await list.has(newer), await list.has(otherUser)], [true, false, false], 'the poll brings it in')
+
+  // Token times are whole seconds: the copy and PostgreSQL draw the line in the same place.
+  const { revoked_at: revokedAt } = await app.db.selectFrom('revoked_tokens').select('revoked_at').where('jti', '=', 'user:8').executeTakeFirstOrThrow()
+  const second = Math.floor(revokedAt.getTime() / 1000)
+  const sameSecond = { jti: randomUUID(), sub: 8, iat: second }
+  const secondBefore = { jti: randomUUID(), sub: 8, iat: second - 1 }
+  for (const [at, which] of [[Date.now(), 'copy'], [Date.now() + 10 * REFRESH_MS, 'PostgreSQL']] as const) {
+    t.equal(await list.has(sameSecond, at), false, `a token of the revocation's own second stays valid (${which})`)
+    t.equal(await list.has(secondBefore, at), true, `one of the second before is revoked (${which})`)
+  }
 })
 
 t.test('a token that passed while valid is refused once it expires (verified tokens are remembered only until their expiry)', async (t) => {

@@ -29,6 +29,7 @@ const badConfigs: Array<[string, Record<string, string>, RegExp]> = [
   ['a port out of range', { PORT: '70000' }, /PORT must be <= 65535/],
   ['production without a secret', { NODE_ENV: 'production' }, /JWT_SECRET is required when NODE_ENV is production/],
   ['a bad log level', { LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+  ['a pool of no connections', { DATABASE_POOL_SIZE: '0' }, /DATABASE_POOL_SIZE must be >= 1/],
   ['an unreachable database', { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere' }, /cannot start/]
 ]
 

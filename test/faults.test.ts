@@ -119,6 +119,20 @@ async function signIn (base: string): Promise<Record<string, string>> {
   return { authorization: `Bearer ${String(login.body?.accessToken)}` }
 }
 
+/** A product of 10 units whose row `locker`, a client outside the app, holds (`for update`) until it commits or rolls back. */
+async function lockedProduct (t: Test, url: string, base: string, auth: Record<string, string>, name: string): Promise<{ id: number, locker: pg.Client }> {
+  const product = await call(base, '/api/v1/products', { method: 'POST', headers: auth, body: { name, category: 'x', price: 1, stock: 10 } })
+  const id = product.body?.id as number
+  const locker = await outsider(t, url)
+  await locker.query('begin')
+  await locker.query('select id from products where id = $1 for update', [id])
+  return { id, locker }
+}
+
+/** `POST /orders` of one unit of the product. */
+const orderOne = async (base: string, auth: Record<string, string>, productId: number): Promise<Answer> =>
+  await call(base, '/api/v1/orders', { method: 'POST', headers: auth, body: { items: [{ product_id: productId, quantity: 1 }] } })
+
 t.before(async () => {
   if (skip !== false) return
   if (PORT === 0) PORT = await freePort()
@@ -213,13 +227,10 @@ t.test('pool exhaustion waits a bounded time, then answers 503 rather than hangi
   t.teardown(() => db.destroy())
   const { base } = await listening(t, { db })
   const auth = await signIn(base)
-  const product = await call(base, '/api/v1/products', { method: 'POST', headers: auth, body: { name: 'Scarce', category: 'x', price: 1, stock: 10 } })
-  const locker = await outsider(t, url)
-  await locker.query('begin')
-  await locker.query('select id from products where id = $1 for update', [product.body?.id])
+  const { id, locker } = await lockedProduct(t, url, base, auth, 'Scarce')
 
   // Both pooled connections block on the locked row inside their order transaction.
-  const stuck = [1, 2].map(() => call(base, '/api/v1/orders', { method: 'POST', headers: auth, body: { items: [{ product_id: product.body?.id, quantity: 1 }] } }))
+  const stuck = [1, 2].map(async () => await orderOne(base, auth, id))
   // Watched from another connection: inside a transaction pg_stat_activity is a snapshot.
   const watcher = await outsider(t, url)
   await until(async () => (await watcher.query("select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()")).rows[0].n === 2, 'both orders to wait on the lock')
@@ -234,7 +245,7 @@ t.test('pool exhaustion waits a bounded time, then answers 503 rather than hangi
   const placed = await Promise.all(stuck)
   t.same(placed.map((a) => a.status), [201, 201], 'the queued orders go through once the lock is gone')
   t.equal((await call(base, '/api/v1/products')).status, 200, 'and the pool serves again')
-  const { rows } = await locker.query('select stock from products where id = $1', [product.body?.id])
+  const { rows } = await locker.query('select stock from products where id = $1', [id])
   t.equal(rows[0].stock, 8)
 })
 
@@ -242,29 +253,23 @@ t.test('databaseStatementTimeout frees a connection held by a stuck statement, w
   const url = await freshDatabase()
   const { base } = await listening(t, { databaseUrl: url, databaseStatementTimeout: 1000 })
   const auth = await signIn(base)
-  const product = await call(base, '/api/v1/products', { method: 'POST', headers: auth, body: { name: 'Locked', category: 'x', price: 1, stock: 10 } })
-  const locker = await outsider(t, url)
-  await locker.query('begin')
-  await locker.query('select id from products where id = $1 for update', [product.body?.id])
-  const order = await call(base, '/api/v1/orders', { method: 'POST', headers: auth, body: { items: [{ product_id: product.body?.id, quantity: 1 }] } })
+  const { id, locker } = await lockedProduct(t, url, base, auth, 'Locked')
+  const order = await orderOne(base, auth, id)
   t.equal(order.status, 503, 'cancelled by statement_timeout')
   t.same(order.body, { error: 'database unavailable' })
   await locker.query('rollback')
-  const { rows } = await locker.query('select (select count(*)::int from orders) as orders, (select stock from products where id = $1) as stock', [product.body?.id])
+  const { rows } = await locker.query('select (select count(*)::int from orders) as orders, (select stock from products where id = $1) as stock', [id])
   t.same(rows[0], { orders: 0, stock: 10 }, 'nothing of the cancelled order was written')
-  t.equal((await call(base, '/api/v1/orders', { method: 'POST', headers: auth, body: { items: [{ product_id: product.body?.id, quantity: 1 }] } })).status, 201)
+  t.equal((await orderOne(base, auth, id)).status, 201)
 })
 
 t.test('databasePoolSize bounds the connections: requests beyond it wait for one, then all succeed', { skip }, async (t) => {
   const url = await freshDatabase()
   const { base } = await listening(t, { databaseUrl: url, databasePoolSize: 2 })
   const auth = await signIn(base)
-  const product = await call(base, '/api/v1/products', { method: 'POST', headers: auth, body: { name: 'Queued', category: 'x', price: 1, stock: 10 } })
-  const locker = await outsider(t, url)
-  await locker.query('begin')
-  await locker.query('select id from products where id = $1 for update', [product.body?.id])
+  const { id, locker } = await lockedProduct(t, url, base, auth, 'Queued')
   // Five orders of the locked product: each holds its connection while it waits on the lock.
-  const orders = Array.from({ length: 5 }, async () => await call(base, '/api/v1/orders', { method: 'POST', headers: auth, body: { items: [{ product_id: product.body?.id, quantity: 1 }] } }))
+  const orders = Array.from({ length: 5 }, async () => await orderOne(base, auth, id))
   const watcher = await outsider(t, url)
   const lockerPid = (await locker.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid
   const connections = async () => (await watcher.query<{ n: number }>(
@@ -276,7 +281,7 @@ t.test('databasePoolSize bounds the connections: requests beyond it wait for one
   t.equal(await connections(), 2, 'two connections, not five')
   await locker.query('rollback')
   t.same((await Promise.all(orders)).map((o) => o.status), [201, 201, 201, 201, 201], 'the queued requests ran once a connection was free')
-  const { rows } = await watcher.query('select stock from products where id = $1', [product.body?.id])
+  const { rows } = await watcher.query('select stock from products where id = $1', [id])
   t.equal(rows[0].stock, 5)
 })
 
