@@ -4,7 +4,6 @@ import t from 'tap'
 import { createComment } from '../db/comments.js'
 import { createPost } from '../db/posts.js'
 import { createUser } from '../db/users.js'
-import { Batch } from '../plugins/graphql/loaders.js'
 import { schemaDirectory } from '../plugins/graphql/schema.js'
 import { recordSql } from './sql-log.js'
 import { adminToken, authHeaders, build, errorCodes, graphql, signedIn, testDb, type GraphqlResponse } from './helper.js'
@@ -327,6 +326,33 @@ t.test('nested lists run one SQL statement per level, never one per item', async
   const twoLimits = await count('{ users(limit: 20) { a: posts(limit: 1) { id } b: posts(limit: 2) { id } } }')
   t.equal(twoLimits.statements.length, 3, 'one statement per distinct limit, not per user')
 
+  await t.test('one relation under two response keys with different limits: each key gets its own list', async (t) => {
+    const aliased = 'query ($a: Int, $b: Int) { users(limit: 2) { few: posts(limit: $a) { id } many: posts(limit: $b) { id title } } }'
+    for (const [name, server] of [['graphql-js', app], ['graphql-jit', jitted]] as const) {
+      // The same limits first, so that graphql-jit compiles the document; then different ones.
+      for (let i = 0; i < 3; i++) {
+        const same = await graphql(server, aliased, { variables: { a: 3, b: 3 }, headers })
+        t.same(same.data?.users[1].few, same.data?.users[1].many.map(({ id }: { id: string }) => ({ id })), `${name}: the same limits, the same posts`)
+      }
+      const res = await graphql(server, aliased, { variables: { a: 1, b: 4 }, headers })
+      t.same(res.errors, undefined, name)
+      t.same(res.data?.users.map((u: { few: unknown[], many: unknown[] }) => [u.few.length, u.many.length]), [[1, 4], [1, 4]], name)
+      t.equal(res.data?.users[1].few[0].id, res.data?.users[1].many[0].id, name)
+      t.match(res.data?.users[1].many[3].title, /^P\d$/, name)
+
+      const below = await graphql(server, `{ users(limit: 1) { posts(limit: 1) { comments(limit: 1) {
+        text one: author { posts(limit: 1) { id } } all: author { name posts(limit: 7) { id } } } } } }`, { headers })
+      const comment = below.data?.users[0].posts[0].comments[0]
+      t.same([comment?.one.posts.length, comment?.all.posts.length, comment?.all.name], [1, 7, comment?.all.name], `${name}: two levels down`)
+      t.equal(comment?.one.posts[0].id, comment?.all.posts[0].id)
+    }
+  })
+
+  const connection = await count('{ usersConnection(first: 2) { edges { cursor node { name posts(limit: 2) { title comments(limit: 1) { text } } } } } }')
+  t.same(connection.res.data?.usersConnection.edges.map((e: { node: { posts: unknown[] } }) => e.node.posts.length), [2, 2], 'a connection\'s nodes have their relations')
+  t.equal(connection.res.data?.usersConnection.edges[0].node.posts[0].comments[0].text, 'c0')
+  t.equal(connection.statements.length, 3, 'users, their posts, the posts\' comments')
+
   const offsetPage = await count('{ users(limit: 3, offset: 2) { name } }')
   t.same(offsetPage.res.data?.users.map((u: { name: string }) => u.name), ['User 2', 'User 3', 'User 4'])
   t.equal(offsetPage.statements.length, 1, 'an offset page of the plain list: its rows, no count')
@@ -398,21 +424,4 @@ t.test('login through GraphQL has the same brute-force limit as POST /auth/login
   t.equal(codes[11], 'RATE_LIMITED', 'guessing stops after the limit')
   const rest = await app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: victim.email, password: victim.password } })
   t.equal(rest.statusCode, 429, 'and the account is limited in both styles')
-})
-
-t.test('a batch loads each id once per tick, shares the answer, and answers missing ids with its default', async (t) => {
-  const calls: number[][] = []
-  const batch = new Batch<string, null>(async (ids) => {
-    calls.push(ids)
-    return new Map(ids.filter((id) => id !== 3).map((id) => [id, `row ${id}`]))
-  }, null)
-  const [a, b, again, missing] = await Promise.all([batch.load(1), batch.load(2), batch.load(1), batch.load(3)])
-  t.same(calls, [[1, 2, 3]], 'one call, each id once')
-  t.same([a, b, again, missing], ['row 1', 'row 2', 'row 1', null])
-  t.equal(await batch.load(1), 'row 1', 'a later tick makes a new batch')
-  t.same(calls, [[1, 2, 3], [1]])
-
-  const failing = new Batch<string, null>(async () => { throw new Error('database down') }, null)
-  const results = await Promise.allSettled([failing.load(1), failing.load(2)])
-  t.same(results.map((r) => r.status), ['rejected', 'rejected'], 'a failed load fails every caller')
 })

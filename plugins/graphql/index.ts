@@ -11,6 +11,7 @@ import { bearerOfPayload } from './context.js'
 import { clientError, codes, errorFormatter, errorHandler, GraphqlRequestError } from './errors.js'
 import { complexityLimit, depthLimit, mutationLimit } from './limits.js'
 import { PersistedQueryStore } from './persisted.js'
+import { answersPerResponseKeyIn } from './relations.js'
 import { resolvers } from './resolvers.js'
 import { loadSchema, schemaDirectory } from './schema.js'
 
@@ -119,6 +120,13 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     if (errors.length > 0) throw new GraphqlRequestError(errors)
     if (!usesVariables(document)) withinLimit.add(document)
   }
+  const plainAnswers = new WeakSet<DocumentNode>()
+  const perResponseKey = (executable: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown>) => {
+    if (plainAnswers.has(document)) return false
+    if (answersPerResponseKeyIn(executable, document, variables)) return true
+    if (!usesVariables(document)) plainAnswers.add(document)
+    return false
+  }
   const refuseUnknown = async (source: string) => {
     if (persistedOnly && !await store.has(source)) {
       throw clientError('only persisted queries may run on this server', codes.forbidden)
@@ -187,6 +195,8 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     })
     scope.graphql.addHook('preExecution', async (schema, document, _context, variables) => {
       complexity(schema, document, variables ?? {})
+      // graphql-jit reads relations as plain properties; answers per response key need graphql-js.
+      if (perResponseKey(schema, document, variables ?? {})) return { schema }
     })
   })
 }

@@ -1,9 +1,9 @@
 import { GraphQLError, GraphQLScalarType, Kind, type GraphQLResolveInfo as Info } from 'graphql'
 import type { IResolvers } from 'mercurius'
 import { encodeCursor, fingerprint } from '../../db/cursor.js'
-import { commentList, createComment, type Comment } from '../../db/comments.js'
-import { createPost, findPost, postList, type Post } from '../../db/posts.js'
-import { createUser, deleteUser, findUser, listUsers, updateUser, userList, userRows, type User } from '../../db/users.js'
+import { createComment, type Comment } from '../../db/comments.js'
+import { createPost, findPost, type Post } from '../../db/posts.js'
+import { createUser, deleteUser, findUser, listUsers, updateUser, userRows } from '../../db/users.js'
 import { graphqlCode, notFound, forbidden, TandemError } from '../../schema/errors.js'
 import { CreateCommentBody } from '../../schema/comments.js'
 import { ReplacePostBody } from '../../schema/posts.js'
@@ -12,8 +12,8 @@ import type { TandemEventMap } from '../events.js'
 import { hashPassword } from '../passwords.js'
 import { assertSelfOrAdmin, type TandemGraphqlContext } from './context.js'
 import { checkInput, listLimit, parseId } from './inputs.js'
-import { relationLoaders } from './loaders.js'
-import { renamedFields, selectedColumns } from './selection.js'
+import { withRelations } from './relations.js'
+import { renamedFields } from './selection.js'
 
 type Context = TandemGraphqlContext
 type Args = Record<string, unknown>
@@ -71,49 +71,51 @@ type CommentAdded = TandemEventMap['commentAdded']
 /**
  * Every resolver. Root fields check the caller as the resource style does and call `db/`; below
  * the roots, database names (`created_at`) become GraphQL names (`createdAt`) by the one map in
- * ./selection.ts, which also says which columns a selection reads. Relations go through the operation's batches (./loaders.ts): one
+ * ./selection.ts. Relations are loaded by the root fields with their answer (./relations.ts): one
  * statement per relation and level of a query, whatever the number of parents.
  */
 export function resolvers (): IResolvers<any, Context> {
   return {
     DateTime,
     Query: {
-      async user (_root, args: Args, ctx: Context) {
+      async user (_root, args: Args, ctx: Context, info: Info) {
         await ctx.viewer()
-        return await findUser(ctx.app.db, parseId(args.id, 'id')) ?? null
+        return withRelations(ctx.app.db, info, await findUser(ctx.app.db, parseId(args.id, 'id')) ?? null)
       },
-      async users (_root, args: Args, ctx: Context) {
+      async users (_root, args: Args, ctx: Context, info: Info) {
         await ctx.viewer()
-        return userRows(ctx.app.db, { limit: args.limit as number | undefined ?? undefined, offset: args.offset as number | undefined ?? undefined })
+        const limit = args.limit as number | undefined ?? undefined
+        const offset = args.offset as number | undefined ?? undefined
+        return withRelations(ctx.app.db, info, await userRows(ctx.app.db, { limit, offset }))
       },
-      async post (_root, args: Args, ctx: Context) {
+      async post (_root, args: Args, ctx: Context, info: Info) {
         await ctx.viewer()
-        return await findPost(ctx.app.db, parseId(args.id, 'id')) ?? null
+        return withRelations(ctx.app.db, info, await findPost(ctx.app.db, parseId(args.id, 'id')) ?? null)
       },
-      async usersConnection (_root, args: Args, ctx: Context) {
+      async usersConnection (_root, args: Args, ctx: Context, info: Info) {
         await ctx.viewer()
         const secret = ctx.app.tandemConfig.jwtSecret
         const params = { limit: listLimit(args.first, 'first'), cursor: args.after as string | undefined ?? undefined }
         const page = await listUsers(ctx.app.db, params, { secret })
         const edges = page.data.map((node) => ({ cursor: cursorAfter(secret, node), node }))
         const hasNextPage = 'pagination' in page && page.pagination.hasMore
-        return { edges, pageInfo: { hasNextPage, endCursor: edges[edges.length - 1]?.cursor ?? null } }
+        return withRelations(ctx.app.db, info, { edges, pageInfo: { hasNextPage, endCursor: edges[edges.length - 1]?.cursor ?? null } })
       }
     },
     Mutation: {
-      async createUser (_root, args: Args, ctx: Context) {
+      async createUser (_root, args: Args, ctx: Context, info: Info) {
         const input = checkInput<{ name: string, email: string, password?: string }>(CreateUserBody, args.input as Input)
         const passwordHash = input.password === undefined ? null : await hashPassword(input.password)
-        return createUser(ctx.app.db, { name: input.name, email: input.email, passwordHash })
+        return withRelations(ctx.app.db, info, await createUser(ctx.app.db, { name: input.name, email: input.email, passwordHash }))
       },
-      async updateUser (_root, args: Args, ctx: Context) {
+      async updateUser (_root, args: Args, ctx: Context, info: Info) {
         const viewer = await ctx.viewer()
         const id = parseId(args.id, 'id')
         assertSelfOrAdmin(viewer, id)
         const input = checkInput<{ name?: string, email?: string }>(PatchUserBody, args.input as Input)
         const user = await updateUser(ctx.app.db, id, input)
         if (user === undefined) throw notFound('user')
-        return user
+        return withRelations(ctx.app.db, info, user)
       },
       async deleteUser (_root, args: Args, ctx: Context) {
         const viewer = await ctx.viewer()
@@ -121,7 +123,7 @@ export function resolvers (): IResolvers<any, Context> {
         assertSelfOrAdmin(viewer, id)
         return deleteUser(ctx.app.db, id)
       },
-      async createPost (_root, args: Args, ctx: Context) {
+      async createPost (_root, args: Args, ctx: Context, info: Info) {
         const viewer = await ctx.viewer()
         const { authorId: rawAuthorId, ...fields } = args.input as Input
         const authorId = parseId(rawAuthorId, 'authorId')
@@ -129,9 +131,9 @@ export function resolvers (): IResolvers<any, Context> {
         const input = checkInput<{ title: string, content: string }>(ReplacePostBody, fields)
         const post = await createPost(ctx.app.db, { authorId, ...input })
         await publish(ctx, 'postCreated', { post: post as PostCreated['post'] & Post })
-        return post
+        return withRelations(ctx.app.db, info, post)
       },
-      async createComment (_root, args: Args, ctx: Context) {
+      async createComment (_root, args: Args, ctx: Context, info: Info) {
         const viewer = await ctx.viewer()
         const { postId: rawPostId, ...fields } = args.input as Input
         const postId = parseId(rawPostId, 'postId')
@@ -139,7 +141,7 @@ export function resolvers (): IResolvers<any, Context> {
         const comment = await createComment(ctx.app.db, { postId, authorId: viewer.sub, text })
         if (comment === undefined) throw notFound('post')
         await publish(ctx, 'commentAdded', { comment: comment as CommentAdded['comment'] & Comment })
-        return comment
+        return withRelations(ctx.app.db, info, comment)
       },
       async login (_root, args: Args, ctx: Context) {
         // The same brute-force limits as POST /auth/login, per IP and per account.
@@ -155,7 +157,8 @@ export function resolvers (): IResolvers<any, Context> {
           const events = await ctx.pubsub.subscribe<PostCreated>('postCreated')
           return only(events, ({ post }) => authorId === undefined || Number(post.author_id) === authorId)
         }),
-        resolve: (event: PostCreated) => event.post
+        // Every subscriber gets its own copy: the event is shared, the relations each one asks are not.
+        resolve: async (event: PostCreated, _args: Args, ctx: Context, info: Info) => withRelations(ctx.app.db, info, { ...event.post })
       },
       commentAdded: {
         subscribe: async (_root: unknown, args: Args, ctx: Context) => subscriptionStep(async () => {
@@ -164,29 +167,13 @@ export function resolvers (): IResolvers<any, Context> {
           const events = await ctx.pubsub.subscribe<CommentAdded>('commentAdded')
           return only(events, ({ comment }) => Number(comment.post_id) === postId)
         }),
-        resolve: (event: CommentAdded) => event.comment
+        resolve: async (event: CommentAdded, _args: Args, ctx: Context, info: Info) => withRelations(ctx.app.db, info, { ...event.comment })
       }
     },
-    // Relations return the batch's promise as it is (no async wrapper): they run once per item.
-    User: {
-      ...renamedFields('User'),
-      posts: (user: User, args: Args, ctx: Context, info: Info) =>
-        relationLoaders(ctx).postsOf(user.id, listLimit(args.limit), selectedColumns(info, 'Post', postList.columns, ['id', 'author_id']))
-    },
-    Post: {
-      ...renamedFields('Post'),
-      author: (post: Post, _args: Args, ctx: Context, info: Info) =>
-        relationLoaders(ctx).user(Number(post.author_id), selectedColumns(info, 'User', userList.columns, ['id'])),
-      comments: (post: Post, args: Args, ctx: Context, info: Info) =>
-        relationLoaders(ctx).commentsOf(post.id, listLimit(args.limit), selectedColumns(info, 'Comment', commentList.columns, ['id', 'post_id']))
-    },
-    Comment: {
-      ...renamedFields('Comment'),
-      author: (comment: Comment, _args: Args, ctx: Context, info: Info) =>
-        relationLoaders(ctx).user(Number(comment.author_id), selectedColumns(info, 'User', userList.columns, ['id'])),
-      post: (comment: Comment, _args: Args, ctx: Context, info: Info) =>
-        relationLoaders(ctx).post(Number(comment.post_id), selectedColumns(info, 'Post', postList.columns, ['id']))
-    }
+    // Relations are loaded by the root fields (./relations.ts): only renamed columns need resolvers below them.
+    User: renamedFields('User'),
+    Post: renamedFields('Post'),
+    Comment: renamedFields('Comment')
   }
 }
 

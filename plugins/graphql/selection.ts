@@ -1,4 +1,4 @@
-import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql'
+import { Kind, type FieldNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql'
 
 /**
  * The one map of GraphQL names to database columns: each scalar field's column (`createdAt` →
@@ -13,6 +13,10 @@ const columnMap = {
 
 export type LoadedType = keyof typeof columnMap
 
+export const isLoadedType = (name: string): name is LoadedType => Object.hasOwn(columnMap, name)
+
+export type Fragments = Readonly<Record<string, FragmentDefinitionNode>>
+
 type Renamed = Record<string, (row: Record<string, unknown>) => unknown>
 
 /** Resolvers for the scalar fields whose column is named otherwise (`createdAt` reads `created_at`). */
@@ -24,40 +28,43 @@ export function renamedFields (type: LoadedType): Renamed {
   return resolvers
 }
 
-function collect (info: GraphQLResolveInfo, selections: SelectionSetNode | undefined, fields: Set<string>, seen: Set<string>): void {
+function collect (selections: SelectionSetNode | undefined, fragments: Fragments, fields: Map<string, FieldNode[]>, seen: Set<string>): void {
   for (const selection of selections?.selections ?? []) {
-    if (selection.kind === Kind.FIELD) fields.add(selection.name.value)
-    else if (selection.kind === Kind.INLINE_FRAGMENT) collect(info, selection.selectionSet, fields, seen)
-    else if (!seen.has(selection.name.value)) {
+    if (selection.kind === Kind.FIELD) {
+      const nodes = fields.get(selection.name.value)
+      if (nodes === undefined) fields.set(selection.name.value, [selection])
+      else nodes.push(selection)
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      collect(selection.selectionSet, fragments, fields, seen)
+    } else if (!seen.has(selection.name.value)) {
       seen.add(selection.name.value)
-      collect(info, info.fragments[selection.name.value]?.selectionSet, fields, seen)
+      collect(fragments[selection.name.value]?.selectionSet, fragments, fields, seen)
     }
   }
 }
 
 /**
- * The columns that the field being resolved asks of its `type`: only those are read from the
- * database (a nested query that shows comments' text does not fetch their timestamps). `always`
- * are added (the id, the key rows are grouped by), and `order` is the list's column order, so
- * that the same selection always gives the same list.
+ * The fields that `nodes` select, through named and inline fragments, by field name (aliases of
+ * one field together). `@skip`/`@include` are not looked at: what they leave out is only read
+ * for nothing.
  */
-export function selectedColumns (info: GraphQLResolveInfo, type: LoadedType, order: readonly string[], always: readonly string[]): readonly string[] {
-  // Every item of a list shares its field's nodes: the answer is worked out once per field of the document.
-  const known = answered.get(info.fieldNodes)
-  if (known !== undefined) return known
-  const columns = columnsOf(info, type, order, always)
-  answered.set(info.fieldNodes, columns)
-  return columns
+export function selectedFields (nodes: ReadonlyArray<{ readonly selectionSet?: SelectionSetNode | undefined }>, fragments: Fragments): Map<string, FieldNode[]> {
+  const fields = new Map<string, FieldNode[]>()
+  const seen = new Set<string>()
+  for (const node of nodes) collect(node.selectionSet, fragments, fields, seen)
+  return fields
 }
 
-const answered = new WeakMap<GraphQLResolveInfo['fieldNodes'], readonly string[]>()
-
-function columnsOf (info: GraphQLResolveInfo, type: LoadedType, order: readonly string[], always: readonly string[]): readonly string[] {
-  const fields = new Set<string>()
-  for (const node of info.fieldNodes) collect(info, node.selectionSet, fields, new Set())
+/**
+ * The columns that `fields` (a selection of `type`) read: only those are loaded (a nested query
+ * that shows comments' text does not fetch their timestamps). `always` are added (the id, the key
+ * rows are grouped by), and `order` is the list's column order, so that the same selection always
+ * gives the same list.
+ */
+export function selectedColumns (fields: ReadonlyMap<string, unknown>, type: LoadedType, order: readonly string[], always: readonly string[]): readonly string[] {
   const columns: Record<string, string> = { ...columnMap[type].fields, ...columnMap[type].keys }
   const wanted = new Set(always)
-  for (const field of fields) {
+  for (const field of fields.keys()) {
     const column = columns[field]
     if (column !== undefined) wanted.add(column)
   }

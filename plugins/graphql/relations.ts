@@ -1,0 +1,242 @@
+import {
+  getNamedType, getVariableValues, isObjectType, Kind, OperationTypeNode, valueFromASTUntyped,
+  type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLSchema, type GraphQLField, type OperationDefinitionNode, type GraphQLNamedType, type GraphQLResolveInfo
+} from 'graphql'
+import type { Db } from '../../db/connect.js'
+import { commentList, commentsByPostIds } from '../../db/comments.js'
+import { findPostsByIds, postList, postsByAuthorIds, usersByIds } from '../../db/posts.js'
+import { userList } from '../../db/users.js'
+import { listLimit } from './inputs.js'
+import { isLoadedType, selectedColumns, selectedFields, type Fragments, type LoadedType } from './selection.js'
+
+type Row = Record<string, unknown>
+type Variables = Readonly<Record<string, unknown>>
+
+interface Relation {
+  type: LoadedType
+  /** A list of children (with `limit`) or one row (null when missing). */
+  list: boolean
+  /** The parent's value the children are found by. */
+  key: (parent: Row) => number
+  load: (db: Db, ids: number[], limit: number, columns: readonly string[]) => Promise<ReadonlyMap<number, object>>
+  /** Columns the children always need: their id and the key they are grouped by. */
+  always: readonly string[]
+  order: readonly string[]
+}
+
+const byId = (row: Row) => row.id as number
+const byColumn = (column: string) => (row: Row) => Number(row[column])
+
+/** The relation fields of each type: what a field's rows are, and the one statement that loads them for all parents. */
+const relations: Record<LoadedType, Readonly<Record<string, Relation>>> = {
+  User: {
+    posts: { type: 'Post', list: true, key: byId, load: postsByAuthorIds, always: ['id', 'author_id'], order: postList.columns }
+  },
+  Post: {
+    author: { type: 'User', list: false, key: byColumn('author_id'), load: async (db, ids, _limit, columns) => usersByIds(db, ids, columns), always: ['id'], order: userList.columns },
+    comments: { type: 'Comment', list: true, key: byId, load: commentsByPostIds, always: ['id', 'post_id'], order: commentList.columns }
+  },
+  Comment: {
+    author: { type: 'User', list: false, key: byColumn('author_id'), load: async (db, ids, _limit, columns) => usersByIds(db, ids, columns), always: ['id'], order: userList.columns },
+    post: { type: 'Post', list: false, key: byColumn('post_id'), load: async (db, ids, _limit, columns) => findPostsByIds(db, ids, columns), always: ['id'], order: postList.columns }
+  }
+}
+
+/** One statement of a plan: a relation field at one `limit`, for the response keys that ask it so, and what to load below it. */
+interface Fetch {
+  field: string
+  relation: Relation
+  /** The `limit` as asked (undefined: the default); checked when the plan runs. */
+  limit: unknown
+  responseKeys: string[]
+  columns: readonly string[]
+  /** Another response key asks the same field with another `limit`: answers go by response key. */
+  perResponseKey: boolean
+  below: Plan
+}
+type Plan = readonly Fetch[]
+
+const NONE: readonly never[] = Object.freeze([])
+
+function limitOf (node: FieldNode, variables: Variables): unknown {
+  const argument = node.arguments?.find((arg) => arg.name.value === 'limit')
+  return argument === undefined ? undefined : valueFromASTUntyped(argument.value, variables)
+}
+
+function groupBy<K> (nodes: readonly FieldNode[], keyOf: (node: FieldNode) => K): Map<K, FieldNode[]> {
+  const groups = new Map<K, FieldNode[]>()
+  for (const node of nodes) {
+    const key = keyOf(node)
+    const group = groups.get(key)
+    if (group === undefined) groups.set(key, [node])
+    else group.push(node)
+  }
+  return groups
+}
+
+const responseKey = (node: FieldNode): string => node.alias?.value ?? node.name.value
+
+/**
+ * What to load below rows of `type` for the field nodes that select them: one fetch per relation
+ * field and distinct `limit`, each with the columns its selections read and its own plan below.
+ * Response keys of one field that disagree further down (`a: author { posts(limit: 1) }` and
+ * `b: author { posts(limit: 2) }`) get a fetch each, so that each has rows of its own.
+ */
+function planFor (type: LoadedType, nodes: readonly FieldNode[], fragments: Fragments, variables: Variables): Plan {
+  const plan: Fetch[] = []
+  for (const [field, fieldNodes] of selectedFields(nodes, fragments)) {
+    const relation = relations[type][field]
+    if (relation === undefined) continue
+    const fetches: Fetch[] = []
+    for (const [limit, asked] of groupBy(fieldNodes, (node) => limitOf(node, variables) ?? undefined)) {
+      const below = planFor(relation.type, asked, fragments, variables)
+      const split = hasPerResponseKey(below) ? [...groupBy(asked, responseKey).values()] : [asked]
+      for (const group of split) {
+        fetches.push({
+          field,
+          relation,
+          limit,
+          responseKeys: [...new Set(group.map(responseKey))],
+          columns: selectedColumns(selectedFields(group, fragments), relation.type, relation.order, relation.always),
+          perResponseKey: false,
+          below: split.length === 1 ? below : planFor(relation.type, group, fragments, variables)
+        })
+      }
+    }
+    for (const fetch of fetches) fetch.perResponseKey = fetches.length > 1
+    plan.push(...fetches)
+  }
+  return plan
+}
+
+/** A field asked under several response keys with different arguments: each key gets its own answer. */
+type PerResponseKey = ((args: unknown, context: unknown, info: GraphQLResolveInfo) => unknown) & { answers: Map<string, unknown> }
+
+function answerFor (row: Row, fetch: Fetch, value: unknown): void {
+  if (!fetch.perResponseKey) {
+    row[fetch.field] = value
+    return
+  }
+  let answer = row[fetch.field] as PerResponseKey | undefined
+  if (typeof answer !== 'function') {
+    const answers = new Map<string, unknown>()
+    // graphql-js's default resolver calls a function-valued property with the field's info.
+    answer = Object.assign((_args: unknown, _context: unknown, info: GraphQLResolveInfo) => answers.get(String(info.path.key)), { answers })
+    row[fetch.field] = answer
+  }
+  for (const key of fetch.responseKeys) answer.answers.set(key, value)
+}
+
+/** Runs `plan` on `rows`: one statement per fetch, whatever the number of rows; fetches of a level run together. */
+async function run (db: Db, plan: Plan, rows: readonly Row[]): Promise<void> {
+  if (rows.length === 0 || plan.length === 0) return
+  await Promise.all(plan.map(async (fetch) => {
+    const { relation } = fetch
+    const limit = relation.list ? listLimit(fetch.limit) : 0
+    const found = await relation.load(db, rows.map(relation.key), limit, fetch.columns)
+    const children: Row[] = []
+    for (const row of rows) {
+      const value = found.get(relation.key(row)) ?? (relation.list ? NONE : null)
+      answerFor(row, fetch, value)
+      if (Array.isArray(value)) for (const child of value as Row[]) children.push(child)
+      else if (value !== null) children.push(value as Row)
+    }
+    await run(db, fetch.below, children)
+  }))
+}
+
+/** Where a field's answer holds rows of a loaded type: the fields to follow (`edges`, `node`) and who asks. */
+interface Entry {
+  path: readonly string[]
+  type: LoadedType
+  nodes: readonly FieldNode[]
+}
+
+function entries (type: GraphQLNamedType, nodes: readonly FieldNode[], fragments: Fragments, path: readonly string[] = []): Entry[] {
+  if (isLoadedType(type.name)) return [{ path, type: type.name, nodes }]
+  if (!isObjectType(type)) return []
+  const found: Entry[] = []
+  for (const [name, fieldNodes] of selectedFields(nodes, fragments)) {
+    const field: GraphQLField<unknown, unknown> | undefined = type.getFields()[name]
+    if (field !== undefined) found.push(...entries(getNamedType(field.type), fieldNodes, fragments, [...path, name]))
+  }
+  return found
+}
+
+function rowsAt (value: unknown, path: readonly string[], rows: Row[]): void {
+  if (value === null || value === undefined) return
+  if (Array.isArray(value)) {
+    for (const item of value) rowsAt(item, path, rows)
+  } else if (path.length === 0) {
+    rows.push(value as Row)
+  } else {
+    rowsAt((value as Row)[path[0] as string], path.slice(1), rows)
+  }
+}
+
+interface Planned { entry: Entry, plan: Plan }
+// Without variables a field's plan is always the same: worked out once per field of a document.
+const plansOfFields = new WeakMap<readonly FieldNode[], Planned[]>()
+
+function plansOf (info: GraphQLResolveInfo): Planned[] {
+  const known = plansOfFields.get(info.fieldNodes)
+  if (known !== undefined) return known
+  const planned = entries(getNamedType(info.returnType), info.fieldNodes, info.fragments)
+    .map((entry) => ({ entry, plan: planFor(entry.type, entry.nodes, info.fragments, info.variableValues) }))
+  if ((info.operation.variableDefinitions?.length ?? 0) === 0) plansOfFields.set(info.fieldNodes, planned)
+  return planned
+}
+
+/**
+ * Loads, into a root field's answer, every relation its selection asks below it — level by level,
+ * one statement per relation field and level — so that no relation needs a resolver of its own
+ * (graphql-jit then reads them as plain properties). Returns the answer.
+ */
+export async function withRelations<T> (db: Db, info: GraphQLResolveInfo, answer: T): Promise<T> {
+  for (const { entry, plan } of plansOf(info)) {
+    if (plan.length === 0) continue
+    const rows: Row[] = []
+    rowsAt(answer, entry.path, rows)
+    await run(db, plan, rows)
+  }
+  return answer
+}
+
+function hasPerResponseKey (plan: Plan): boolean {
+  return plan.some((fetch) => fetch.perResponseKey || hasPerResponseKey(fetch.below))
+}
+
+/**
+ * Whether an operation asks one relation under several response keys with different arguments.
+ * Those answers are functions of the response key, which graphql-js's default resolver calls but
+ * graphql-jit's compiled reads do not: such an operation must run on graphql-js.
+ */
+function answersPerResponseKey (root: GraphQLNamedType, operation: OperationDefinitionNode, fragments: Fragments, variables: Variables): boolean {
+  if (!isObjectType(root)) return false
+  for (const [name, fieldNodes] of selectedFields([operation], fragments)) {
+    const field = root.getFields()[name]
+    if (field === undefined) continue
+    // Root fields run one resolver per response key.
+    for (const keyNodes of groupBy(fieldNodes, responseKey).values()) {
+      for (const entry of entries(getNamedType(field.type), keyNodes, fragments)) {
+        if (hasPerResponseKey(planFor(entry.type, entry.nodes, fragments, variables))) return true
+      }
+    }
+  }
+  return false
+}
+
+/** The same for any operation of `document` (the hook that asks does not know which one runs). */
+export function answersPerResponseKeyIn (schema: GraphQLSchema, document: DocumentNode, variables: Variables): boolean {
+  const fragments: Record<string, FragmentDefinitionNode> = {}
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition
+  }
+  return document.definitions.some((operation) => {
+    if (operation.kind !== Kind.OPERATION_DEFINITION) return false
+    const root = operation.operation === OperationTypeNode.MUTATION ? schema.getMutationType() : schema.getQueryType()
+    const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables)
+    // Variables that are not valid fail the operation before anything is resolved.
+    return root != null && coerced.coerced !== undefined && answersPerResponseKey(root, operation, fragments, coerced.coerced)
+  })
+}
