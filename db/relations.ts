@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { badRequest } from '../schema/errors.js'
 import type { Db } from './connect.js'
+import { ShapedStatements } from './statements.js'
 import type { Database } from './types.js'
 
 /** Embedded lists (`include=`, GraphQL nested lists by default) stop at this many items. */
@@ -29,6 +30,15 @@ export function idArray (ids: Iterable<number>): string {
   return `{${[...new Set(ids)].join(',')}}`
 }
 
+// Relation statements are built once per table, key and columns, per database handle (see `ShapedStatements`).
+const compiledRelations = new WeakMap<Db, ShapedStatements>()
+
+function shapesOf (db: Db): ShapedStatements {
+  let shapes = compiledRelations.get(db)
+  if (shapes === undefined) compiledRelations.set(db, shapes = new ShapedStatements())
+  return shapes
+}
+
 /**
  * The first `limit` rows of `table` (by id) for each of `parentIds`, in ONE statement: a window
  * function numbers the children of each parent, so no query runs per parent.
@@ -43,16 +53,19 @@ export async function firstChildren<R extends Row> (
 ): Promise<Map<number, R[]>> {
   const byParent = new Map<number, R[]>(parentIds.map((id) => [id, []]))
   if (parentIds.length === 0) return byParent
-  const selected = sql.join(columns.map((c) => sql.ref(c)))
-  // The outer select names the columns again so that rows come without the rank: no copy per row.
-  const { rows } = await sql<R>`
-    select ${selected} from (
-      select ${selected}, row_number() over (partition by ${sql.ref(foreignKey)} order by id) as tandem_rank
-      from ${sql.table(table)}
-      where ${sql.ref(foreignKey)} = any(${idArray(parentIds)}::bigint[])
-    ) ranked
-    where tandem_rank <= ${limit}
-    order by ${sql.ref(foreignKey)}, id`.execute(db)
+  const compiled = shapesOf(db).compile(`children ${table} ${foreignKey} ${columns.join(',')}`, [idArray(parentIds), limit], ([ids, max]) => {
+    const selected = sql.join(columns.map((c) => sql.ref(c)))
+    // The outer select names the columns again so that rows come without the rank: no copy per row.
+    return sql<R>`
+      select ${selected} from (
+        select ${selected}, row_number() over (partition by ${sql.ref(foreignKey)} order by id) as tandem_rank
+        from ${sql.table(table)}
+        where ${sql.ref(foreignKey)} = any(${ids}::bigint[])
+      ) ranked
+      where tandem_rank <= ${max}
+      order by ${sql.ref(foreignKey)}, id`.compile(db)
+  })
+  const { rows } = await db.executeQuery<R>(compiled)
   for (const row of rows) byParent.get(Number(row[foreignKey]))?.push(row)
   return byParent
 }
@@ -61,8 +74,9 @@ export async function firstChildren<R extends Row> (
 export async function rowsById<R extends Row> (db: Db, table: keyof Database, ids: readonly number[], columns: readonly string[]): Promise<Map<number, R>> {
   const found = new Map<number, R>()
   if (ids.length === 0) return found
-  const selected = sql.join(columns.map((c) => sql.ref(c)))
-  const { rows } = await sql<R>`select ${selected} from ${sql.table(table)} where id = any(${idArray(ids)}::bigint[])`.execute(db)
+  const compiled = shapesOf(db).compile(`by id ${table} ${columns.join(',')}`, [idArray(ids)], ([wanted]) =>
+    sql<R>`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)} where id = any(${wanted}::bigint[])`.compile(db))
+  const { rows } = await db.executeQuery<R>(compiled)
   for (const row of rows) found.set(Number(row.id), row)
   return found
 }

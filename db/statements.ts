@@ -23,10 +23,11 @@ export const MAX_SHAPES = 256
 export class ShapedStatements {
   readonly #templates = new Map<string, Template>()
 
-  compile (key: string, values: readonly unknown[], build: (values: readonly unknown[]) => Compilable<unknown>): CompiledQuery<unknown> {
+  compile (key: string, values: readonly unknown[], build: (values: readonly unknown[]) => Compilable<unknown> | CompiledQuery<unknown>): CompiledQuery<unknown> {
     let template = this.#templates.get(key)
     if (template === undefined) {
-      template = build(values.map((_, index) => new Slot(index))).compile()
+      const built = build(values.map((_, index) => new Slot(index)))
+      template = 'compile' in built ? built.compile() : built
       if (this.#templates.size < MAX_SHAPES) this.#templates.set(key, template)
     }
     const parameters = template.parameters.map((p) => p instanceof Slot ? values[p.index] : p)
