@@ -40,8 +40,9 @@ function shapesOf (db: Db): ShapedStatements {
 }
 
 /**
- * The first `limit` rows of `table` (by id) for each of `parentIds`, in ONE statement: a window
- * function numbers the children of each parent, so no query runs per parent.
+ * The first `limit` rows of `table` (by id) for each of `parentIds`, in ONE statement: for each
+ * parent an index range scan on (key, id) that stops after `limit` rows, so no query runs per
+ * parent and a parent's other children are never read.
  */
 export async function firstChildren<R extends Row> (
   db: Db,
@@ -53,18 +54,12 @@ export async function firstChildren<R extends Row> (
 ): Promise<Map<number, R[]>> {
   const byParent = new Map<number, R[]>(parentIds.map((id) => [id, []]))
   if (parentIds.length === 0) return byParent
-  const compiled = shapesOf(db).compile(`children ${table} ${foreignKey} ${columns.join(',')}`, [idArray(parentIds), limit], ([ids, max]) => {
-    const selected = sql.join(columns.map((c) => sql.ref(c)))
-    // The outer select names the columns again so that rows come without the rank: no copy per row.
-    return sql<R>`
-      select ${selected} from (
-        select ${selected}, row_number() over (partition by ${sql.ref(foreignKey)} order by id) as tandem_rank
-        from ${sql.table(table)}
-        where ${sql.ref(foreignKey)} = any(${ids}::bigint[])
-      ) ranked
-      where tandem_rank <= ${max}
-      order by ${sql.ref(foreignKey)}, id`.compile(db)
-  })
+  const compiled = shapesOf(db).compile(`children ${table} ${foreignKey} ${columns.join(',')}`, [idArray(parentIds), limit], ([ids, max]) => sql<R>`
+    select children.* from unnest(${ids}::bigint[]) as parent (key)
+    cross join lateral (
+      select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)}
+      where ${sql.ref(foreignKey)} = parent.key order by id limit ${max}
+    ) children`.compile(db))
   const { rows } = await db.executeQuery<R>(compiled)
   for (const row of rows) byParent.get(Number(row[foreignKey]))?.push(row)
   return byParent
