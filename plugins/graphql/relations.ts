@@ -7,7 +7,7 @@ import { commentList, commentsByPostIds } from '../../db/comments.js'
 import { findPostsByIds, postList, postsByAuthorIds, usersByIds } from '../../db/posts.js'
 import { userList } from '../../db/users.js'
 import { listLimit } from './inputs.js'
-import { isLoadedType, selectedColumns, selectedFields, type Fragments, type LoadedType } from './selection.js'
+import { isLoadedType, renamedColumns, selectedColumns, selectedFields, type Fragments, type LoadedType } from './selection.js'
 
 type Row = Record<string, unknown>
 type Variables = Readonly<Record<string, unknown>>
@@ -57,6 +57,15 @@ interface Fetch {
 type Plan = readonly Fetch[]
 
 const NONE: readonly never[] = Object.freeze([])
+
+const renamed = { User: renamedColumns('User'), Post: renamedColumns('Post'), Comment: renamedColumns('Comment') }
+
+/** Gives rows their GraphQL names (`createdAt` for `created_at`), so that no scalar field needs a resolver either. */
+function rename (type: LoadedType, rows: readonly Row[]): void {
+  for (const [field, column] of renamed[type]) {
+    for (const row of rows) if (column in row) row[field] = row[column]
+  }
+}
 
 function limitOf (node: FieldNode, variables: Variables): unknown {
   const argument = node.arguments?.find((arg) => arg.name.value === 'limit')
@@ -141,6 +150,7 @@ async function run (db: Db, plan: Plan, rows: readonly Row[]): Promise<void> {
       if (Array.isArray(value)) for (const child of value as Row[]) children.push(child)
       else if (value !== null) children.push(value as Row)
     }
+    rename(relation.type, children)
     await run(db, fetch.below, children)
   }))
 }
@@ -189,14 +199,14 @@ function plansOf (info: GraphQLResolveInfo): Planned[] {
 
 /**
  * Loads, into a root field's answer, every relation its selection asks below it — level by level,
- * one statement per relation field and level — so that no relation needs a resolver of its own
- * (graphql-jit then reads them as plain properties). Returns the answer.
+ * one statement per relation field and level — and gives every row its GraphQL field names, so that
+ * no field below a root needs a resolver (graphql-jit then reads plain properties). Returns the answer.
  */
 export async function withRelations<T> (db: Db, info: GraphQLResolveInfo, answer: T): Promise<T> {
   for (const { entry, plan } of plansOf(info)) {
-    if (plan.length === 0) continue
     const rows: Row[] = []
     rowsAt(answer, entry.path, rows)
+    rename(entry.type, rows)
     await run(db, plan, rows)
   }
   return answer

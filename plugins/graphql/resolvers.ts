@@ -13,7 +13,6 @@ import { hashPassword } from '../passwords.js'
 import { assertSelfOrAdmin, type TandemGraphqlContext } from './context.js'
 import { checkInput, listLimit, parseId } from './inputs.js'
 import { withRelations } from './relations.js'
-import { renamedFields } from './selection.js'
 
 type Context = TandemGraphqlContext
 type Args = Record<string, unknown>
@@ -69,10 +68,10 @@ type PostCreated = TandemEventMap['postCreated']
 type CommentAdded = TandemEventMap['commentAdded']
 
 /**
- * Every resolver. Root fields check the caller as the resource style does and call `db/`; below
- * the roots, database names (`created_at`) become GraphQL names (`createdAt`) by the one map in
- * ./selection.ts. Relations are loaded by the root fields with their answer (./relations.ts): one
- * statement per relation and level of a query, whatever the number of parents.
+ * Every resolver: root fields only. They check the caller as the resource style does, call `db/`,
+ * and hand their answer to `withRelations` (./relations.ts), which loads the relations the query
+ * asks below them (one statement per relation and level, whatever the number of parents) and
+ * renames columns to fields (`created_at` → `createdAt`) by the one map in ./selection.ts.
  */
 export function resolvers (): IResolvers<any, Context> {
   return {
@@ -169,11 +168,7 @@ export function resolvers (): IResolvers<any, Context> {
         }),
         resolve: async (event: CommentAdded, _args: Args, ctx: Context, info: Info) => withRelations(ctx.app.db, info, { ...event.comment })
       }
-    },
-    // Relations are loaded by the root fields (./relations.ts): only renamed columns need resolvers below them.
-    User: renamedFields('User'),
-    Post: renamedFields('Post'),
-    Comment: renamedFields('Comment')
+    }
   }
 }
 

@@ -17,15 +17,9 @@ export const isLoadedType = (name: string): name is LoadedType => Object.hasOwn(
 
 export type Fragments = Readonly<Record<string, FragmentDefinitionNode>>
 
-type Renamed = Record<string, (row: Record<string, unknown>) => unknown>
-
-/** Resolvers for the scalar fields whose column is named otherwise (`createdAt` reads `created_at`). */
-export function renamedFields (type: LoadedType): Renamed {
-  const resolvers: Renamed = {}
-  for (const [field, column] of Object.entries(columnMap[type].fields)) {
-    if (field !== column) resolvers[field] = (row) => row[column]
-  }
-  return resolvers
+/** The scalar fields whose column is named otherwise (`createdAt` reads `created_at`), as [field, column]. */
+export function renamedColumns (type: LoadedType): ReadonlyArray<readonly [string, string]> {
+  return Object.entries(columnMap[type].fields).filter(([field, column]) => field !== column)
 }
 
 function collect (selections: SelectionSetNode | undefined, fragments: Fragments, fields: Map<string, FieldNode[]>, seen: Set<string>): void {
