@@ -50,7 +50,7 @@ interface Fetch {
   limit: unknown
   responseKeys: string[]
   columns: readonly string[]
-  /** Another response key asks the same field with another `limit`: answers go by response key. */
+  /** Other response keys ask the same field differently (another `limit`, or other limits below): answers go by response key. */
   perResponseKey: boolean
   below: Plan
 }
