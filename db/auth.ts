@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from './connect.js'
+import { inTransaction } from './transaction.js'
 import { revokeTokensOf } from './revoked-tokens.js'
 import type { UserRow, UserTokenKind } from './types.js'
 
@@ -20,7 +21,7 @@ export async function findLoginAccount (db: Db, email: string): Promise<LoginAcc
 
 /** Creates the administrator, or makes the user with that email one and resets its password. */
 export async function ensureAdmin (db: Db, email: string, passwordHash: string): Promise<number> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const { id } = await trx.insertInto('users')
       .values({ name: 'Administrator', email, password_hash: passwordHash, role: 'admin' })
       .onConflict((oc) => oc.expression(sql`lower(email)`).doUpdateSet({ role: 'admin', password_hash: passwordHash }))
@@ -47,7 +48,7 @@ export interface NewOneTimeToken {
 
 /** Stores a one-time token's hash and queues its message, in one transaction; false when there is no such user. */
 export async function createOneTimeToken (db: Db, input: NewOneTimeToken): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const user = await trx.selectFrom('users').select(['name', 'email']).where('id', '=', input.userId).executeTakeFirst()
     if (user === undefined) return false
     await trx.insertInto('user_tokens')
@@ -84,7 +85,7 @@ async function consume (db: Db, kind: UserTokenKind, tokenHash: string): Promise
 
 /** Sets `email_verified_at` with a verify-email token; false when the token is not usable. */
 export async function verifyEmail (db: Db, tokenHash: string): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const userId = await consume(trx, 'verify_email', tokenHash)
     if (userId === undefined) return false
     await trx.updateTable('users').set({ email_verified_at: sql<Date>`now()` }).where('id', '=', userId).execute()
@@ -97,7 +98,7 @@ export async function verifyEmail (db: Db, tokenHash: string): Promise<boolean> 
  * expire by `tokensExpireBy`), in one transaction; false when the token is not usable.
  */
 export async function resetPassword (db: Db, tokenHash: string, passwordHash: string, tokensExpireBy: Date): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const userId = await consume(trx, 'reset_password', tokenHash)
     if (userId === undefined) return false
     await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute()

@@ -1,4 +1,5 @@
 import type { Db } from './connect.js'
+import { inTransaction } from './transaction.js'
 
 /** Throws to refuse a write (a stale `If-Match`, say); runs on the current row, locked. */
 export type Precondition<Row> = (current: Row) => void
@@ -14,7 +15,7 @@ export async function lockedWrite<Row, Result> (
   check: Precondition<Row> | undefined,
   write: (trx: Db, current: Row) => Promise<Result>
 ): Promise<Result | undefined> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const current = await lock(trx)
     if (current === undefined) return undefined
     check?.(current)

@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import { badRequest, conflict, unprocessable } from '../schema/errors.js'
 import { orderIncludable } from '../schema/orders.js'
 import type { Db } from './connect.js'
+import { inTransaction } from './transaction.js'
 import { paginate, parseFields, selectColumns, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
 import { idArray, parseInclude, rowsById } from './relations.js'
 import type { OrderStatus } from './types.js'
@@ -150,7 +151,7 @@ export async function createOrder (db: Db, userId: number, lines: readonly Order
     positions.set(line.product_id, index)
   })
   const sorted = [...lines].sort((a, b) => a.product_id - b.product_id)
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const items: OrderItem[] = []
     let cents = 0
     for (const line of sorted) {
@@ -189,7 +190,7 @@ export type Transition = keyof typeof transitions
  */
 export async function transitionOrder (db: Db, id: number, transition: Transition): Promise<Order | undefined> {
   const { to, from } = transitions[transition]
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const moved = await trx.updateTable('orders')
       .set({ status: to })
       .where('id', '=', id)

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from './connect.js'
+import { inTransaction } from './transaction.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
 import { listRows, paginate, parseFields, selectColumns, type ListContext, type ListPage, type ListParams, type ListSpec } from './pagination.js'
 import { searchFilter } from './search.js'
@@ -51,7 +52,7 @@ const representation = ['id', 'name', 'email', 'created_at'] as const
 
 /** Creates the user and its empty profile in one transaction. */
 export async function createUser (db: Db, input: NewUserInput): Promise<User> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const user = await trx.insertInto('users')
       .values({ name: input.name, email: input.email, password_hash: input.passwordHash ?? null })
       .returning(representation)

@@ -1,17 +1,36 @@
 import { createHash } from 'node:crypto'
-import type { FastifyInstance, FastifyRequest, onSendAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyRequest, onResponseAsyncHookHandler, onSendAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
+import type { ControlledTransaction } from 'kysely'
+import type { Db } from '../db/connect.js'
 import { claimKey, completeKey, releaseKey } from '../db/idempotency.js'
+import type { Database } from '../db/types.js'
 import { badRequest, conflict, unprocessable } from '../schema/errors.js'
 
 const HEADER = 'idempotency-key'
 const FIELD = 'Idempotency-Key'
 const REPLAYED_HEADERS = ['location', 'etag', 'content-type'] as const
 
+interface Claim {
+  scope: string
+  key: string
+  /** The request's writes and its recorded response commit together, or not at all. */
+  trx: ControlledTransaction<Database>
+  /** What waits for the commit (events of the write). */
+  committed: Array<() => void>
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** The Idempotency-Key this request claimed, to record its response. */
-    idempotencyClaim: { scope: string, key: string } | null
+    idempotencyClaim: Claim | null
+    /**
+     * The database a POST handler writes with: the request's own transaction when it claimed an
+     * Idempotency-Key (its response is recorded in the same transaction), `app.db` otherwise.
+     */
+    readonly db: Db
+    /** Runs `fn` once the request's writes are committed: at once, or after the Idempotency-Key's transaction. */
+    afterCommit: (fn: () => void) => void
   }
 }
 
@@ -27,6 +46,21 @@ function requestHash (request: FastifyRequest): string {
  */
 async function idempotency (app: FastifyInstance): Promise<void> {
   app.decorateRequest('idempotencyClaim', null)
+  app.decorateRequest('db', {
+    getter (this: FastifyRequest): Db {
+      return this.idempotencyClaim?.trx ?? app.db
+    }
+  })
+  app.decorateRequest('afterCommit', function (this: FastifyRequest, fn: () => void) {
+    if (this.idempotencyClaim === null) fn()
+    else this.idempotencyClaim.committed.push(fn)
+  })
+
+  /** Undoes the request's writes and gives the key back, so that a retry runs again. */
+  const abandon = async (claim: Claim): Promise<void> => {
+    await claim.trx.rollback().execute().catch(() => {})
+    await releaseKey(app.db, claim.scope, claim.key)
+  }
 
   const check: preHandlerAsyncHookHandler = async (request, reply) => {
     const key = request.headers[HEADER]
@@ -37,9 +71,14 @@ async function idempotency (app: FastifyInstance): Promise<void> {
     const scope = request.user === undefined || request.user === null ? 'anonymous' : `user:${request.user.sub}`
     const claim = await claimKey(app.db, scope, key, requestHash(request))
     switch (claim.outcome) {
-      case 'claimed':
-        request.idempotencyClaim = { scope, key }
+      case 'claimed': {
+        const trx = await app.db.startTransaction().execute().catch(async (error: unknown) => {
+          await releaseKey(app.db, scope, key)
+          throw error
+        })
+        request.idempotencyClaim = { scope, key, trx, committed: [] }
         return
+      }
       case 'mismatch':
         throw unprocessable('Idempotency-Key was already used for another request', FIELD)
       case 'in-progress':
@@ -49,27 +88,45 @@ async function idempotency (app: FastifyInstance): Promise<void> {
     }
   }
 
+  // The response is recorded in the request's transaction: a crash before the commit loses the
+  // write and the record together, and a retry runs again; after it, a retry gets the record.
   const record: onSendAsyncHookHandler<unknown> = async (request, reply, payload) => {
     const claim = request.idempotencyClaim
     if (claim === null) return payload
     request.idempotencyClaim = null
-    if (reply.statusCode >= 200 && reply.statusCode < 300 && (typeof payload === 'string' || payload === null || payload === undefined)) {
-      const headers: Record<string, string> = {}
-      for (const name of REPLAYED_HEADERS) {
-        const value = reply.getHeader(name)
-        if (typeof value === 'string') headers[name] = value
-      }
-      await completeKey(app.db, claim.scope, claim.key, { statusCode: reply.statusCode, headers, body: payload ?? '' })
-    } else {
-      await releaseKey(app.db, claim.scope, claim.key)
+    if (reply.statusCode < 200 || reply.statusCode >= 300 || (typeof payload !== 'string' && payload !== null && payload !== undefined)) {
+      await abandon(claim)
+      return payload
     }
+    const headers: Record<string, string> = {}
+    for (const name of REPLAYED_HEADERS) {
+      const value = reply.getHeader(name)
+      if (typeof value === 'string') headers[name] = value
+    }
+    try {
+      await completeKey(claim.trx, claim.scope, claim.key, { statusCode: reply.statusCode, headers, body: payload ?? '' })
+      await claim.trx.commit().execute()
+    } catch (error) {
+      await abandon(claim)
+      throw error
+    }
+    for (const fn of claim.committed) fn()
     return payload
+  }
+
+  // A request that ends without an answer being sent (the client went away) is undone.
+  const cleanUp: onResponseAsyncHookHandler = async (request) => {
+    const claim = request.idempotencyClaim
+    if (claim === null) return
+    request.idempotencyClaim = null
+    await abandon(claim)
   }
 
   app.addHook('onRoute', (route) => {
     if (route.method !== 'POST' && !(Array.isArray(route.method) && route.method.includes('POST'))) return
     route.preHandler = [...[route.preHandler ?? []].flat(), check]
     route.onSend = [...[route.onSend ?? []].flat(), record]
+    route.onResponse = [...[route.onResponse ?? []].flat(), cleanUp]
   })
 }
 

@@ -33,7 +33,7 @@ const authRoutes: FastifyPluginAsync = async (fastify) => {
     config: { auth: 'selfOrAdmin' },
     schema: { tags, summary: 'Email a one-time token that confirms the address', params: IdParams, querystring: WriteQuery, response: { 202: Queued, ...errors(400, 401, 403, 404, 429) } }
   }, async (request, reply) => {
-    if (!await sendOneTimeToken(app.db, request.params.id, 'verify_email')) throw notFound('user')
+    if (!await sendOneTimeToken(request.db, request.params.id, 'verify_email')) throw notFound('user')
     return reply.code(202).send({ status: 'queued' })
   })
 
@@ -41,14 +41,14 @@ const authRoutes: FastifyPluginAsync = async (fastify) => {
     config: { auth: 'selfOrAdmin' },
     schema: { tags, summary: 'Email a one-time token that sets a new password', params: IdParams, querystring: WriteQuery, response: { 202: Queued, ...errors(400, 401, 403, 404, 429) } }
   }, async (request, reply) => {
-    if (!await sendOneTimeToken(app.db, request.params.id, 'reset_password')) throw notFound('user')
+    if (!await sendOneTimeToken(request.db, request.params.id, 'reset_password')) throw notFound('user')
     return reply.code(202).send({ status: 'queued' })
   })
 
   app.post('/auth/verify-email', {
     schema: { tags, summary: 'Confirm an email address with its one-time token', querystring: WriteQuery, body: VerifyEmailBody, response: { 204: NoContent, ...errors(400, 415, 429) } }
   }, async (request, reply) => {
-    if (!await verifyEmail(app.db, hashToken(request.body.token))) throw unusable()
+    if (!await verifyEmail(request.db, hashToken(request.body.token))) throw unusable()
     return reply.code(204).send(null)
   })
 
@@ -56,7 +56,7 @@ const authRoutes: FastifyPluginAsync = async (fastify) => {
     schema: { tags, summary: 'Set a new password with a one-time token', querystring: WriteQuery, body: ResetPasswordBody, response: { 204: NoContent, ...errors(400, 415, 429) } }
   }, async (request, reply) => {
     const passwordHash = await hashPassword(request.body.password)
-    if (!await resetPassword(app.db, hashToken(request.body.token), passwordHash, app.accessTokens.newTokensExpireAt())) throw unusable()
+    if (!await resetPassword(request.db, hashToken(request.body.token), passwordHash, app.accessTokens.newTokensExpireAt())) throw unusable()
     await app.accessTokens.refreshRevocations()
     return reply.code(204).send(null)
   })

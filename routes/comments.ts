@@ -27,8 +27,8 @@ const commentsRoutes: FastifyPluginAsync = async (fastify) => {
     config: { auth: 'authenticated' },
     schema: { tags, summary: 'Comment on a post', params: IdParams, querystring: WriteQuery, body: CreateCommentBody, response: { 201: Comment, ...errors(400, 401, 404, 409, 413, 415, 422, 429) } }
   }, async (request, reply) => {
-    const comment = found(await createComment(app.db, { postId: request.params.id, authorId: request.user.sub, text: request.body.text }), 'post')
-    announce(app, 'commentAdded', { comment: { ...comment } })
+    const comment = found(await createComment(request.db, { postId: request.params.id, authorId: request.user.sub, text: request.body.text }), 'post')
+    announce(request, 'commentAdded', { comment: { ...comment } })
     return reply.code(201).send(comment)
   })
 

@@ -21,7 +21,7 @@ const ordersRoutes: FastifyPluginAsync = async (fastify) => {
     config: { auth: 'authenticated' },
     schema: { tags, summary: 'Place an order; its stock is taken at once', querystring: WriteQuery, body: CreateOrderBody, response: { 201: Order, ...errors(400, 401, 409, 413, 415, 422, 429) } }
   }, async (request, reply) => {
-    const order = await createOrder(app.db, request.user.sub, request.body.items)
+    const order = await createOrder(request.db, request.user.sub, request.body.items)
     return reply.code(201).header('location', `${request.url.split('?')[0]}/${order.id}`).send(order)
   })
 
@@ -50,7 +50,7 @@ const ordersRoutes: FastifyPluginAsync = async (fastify) => {
   })
 
   const transition = (name: Transition) => async (request: FastifyRequest<{ Params: { id: number } }>) =>
-    found(await transitionOrder(app.db, request.params.id, name), 'order')
+    found(await transitionOrder(request.db, request.params.id, name), 'order')
   const transitionSchema = (summary: string) => ({
     tags, summary, params: IdParams, querystring: WriteQuery, response: { 200: Order, ...errors(400, 401, 403, 404, 409, 422, 429) }
   })

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { createPost, deletePost, findPost, listPosts, listUserPosts, postAuthor, updatePost } from '../db/posts.js'
 import { ownerOrAdmin, requireAuth } from '../plugins/auth.js'
@@ -12,12 +12,16 @@ import { found, sendList } from './reply.js'
 const tags = ['posts']
 
 /**
- * Tells GraphQL subscribers of a committed write, when the event bus is there. Not awaited: the
- * answer does not wait on the bus (Redis, say), and a failure to tell does not undo the write.
+ * Tells GraphQL subscribers of a write once it is committed (after the Idempotency-Key's
+ * transaction, if the request has one), when the event bus is there. Not awaited: the answer does
+ * not wait on the bus (Redis, say), and a failure to tell does not undo the write.
  */
-export function announce<T extends keyof TandemEventMap> (app: FastifyInstance, topic: T, payload: TandemEventMap[T]): void {
+export function announce<T extends keyof TandemEventMap> (request: FastifyRequest, topic: T, payload: TandemEventMap[T]): void {
+  const app = request.server
   if (!app.hasDecorator('tandemEvents')) return
-  app.tandemEvents.publish(topic, payload).catch((err: unknown) => { app.log.warn({ err, topic }, 'could not publish an event') })
+  request.afterCommit(() => {
+    app.tandemEvents.publish(topic, payload).catch((err: unknown) => { app.log.warn({ err, topic }, 'could not publish an event') })
+  })
 }
 
 /** REST transport of posts: validation and serialization by schema, data from `db/posts`. */
@@ -46,8 +50,8 @@ const postsRoutes: FastifyPluginAsync = async (fastify) => {
     config: { auth: 'authenticated' },
     schema: { tags, summary: 'Write a post (as its author)', querystring: WriteQuery, body: ReplacePostBody, response: { 201: Post, ...errors(400, 401, 409, 413, 415, 422, 429) } }
   }, async (request, reply) => {
-    const post = await createPost(app.db, { authorId: request.user.sub, ...request.body })
-    announce(app, 'postCreated', { post: { ...post } })
+    const post = await createPost(request.db, { authorId: request.user.sub, ...request.body })
+    announce(request, 'postCreated', { post: { ...post } })
     const collection = (request.url.split('?')[0] ?? '').replace(/\/$/, '')
     return reply.code(201).header('location', `${collection}/${post.id}`).header('etag', etagOf(post)).send(post)
   })

@@ -31,7 +31,7 @@ const productsRoutes: FastifyPluginAsync = async (fastify) => {
     preHandler: checkPrice,
     schema: { tags, summary: 'Add a product', querystring: WriteQuery, body: CreateProductBody, response: { 201: Product, ...errors(400, 401, 403, 409, 413, 415, 422, 429) } }
   }, async (request, reply) => {
-    const product = await createProduct(app.db, request.body)
+    const product = await createProduct(request.db, request.body)
     return reply.code(201)
       .header('location', `${request.url.split('?')[0]}/${product.id}`)
       .header('etag', etagOf(product))

@@ -23,7 +23,7 @@ const usersRoutes: FastifyPluginAsync = async (fastify) => {
     schema: { tags, summary: 'Sign up', querystring: WriteQuery, body: CreateUserBody, response: { 201: User, ...errors(400, 409, 415, 429) } }
   }, async (request, reply) => {
     const { password, ...rest } = request.body
-    const user = await createUser(app.db, { ...rest, passwordHash: password === undefined ? null : await hashPassword(password) })
+    const user = await createUser(request.db, { ...rest, passwordHash: password === undefined ? null : await hashPassword(password) })
     return reply.code(201).header('location', `${request.url.split('?')[0]}/${user.id}`).send(user)
   })
 

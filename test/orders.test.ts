@@ -1,5 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
+import { sql } from 'kysely'
 import { listOrders } from '../db/orders.js'
 import { adminToken, authHeaders, body, build, signedIn, testDb, TEST_SECRET } from './helper.js'
 import { recordSql } from './sql-log.js'
@@ -365,6 +366,45 @@ t.test('a retried POST /orders with the same Idempotency-Key takes the stock onc
   t.equal((await app.db.selectFrom('orders').select('id').execute()).length, 1)
   const other = await call(app, 'POST', '/orders', { auth: buyer.headers, payload: { items: [{ product_id: pen, quantity: 1 }] }, headers })
   t.equal(other.statusCode, 422, 'the same key with another body')
+})
+
+t.test('an idempotent order whose answer cannot be recorded is undone, and its retry orders once', async (t) => {
+  const app = await build(t)
+  const buyer = await signedIn(app)
+  const [pen] = await stockUp(app, [{ price: 1, stock: 10 }]) as [number]
+  const payload = { items: [{ product_id: pen, quantity: 4 }] }
+  const headers = { 'idempotency-key': 'doomed' }
+  // What a crash between the write and the record of its answer would leave: the record fails.
+  await sql`create function tandem_test_refuse_record () returns trigger language plpgsql as $$
+    begin raise exception 'the process died here'; end $$`.execute(app.db)
+  await sql`create trigger tandem_test_refuse_record before update on idempotency_keys
+    for each row when (new.key = 'doomed') execute function tandem_test_refuse_record()`.execute(app.db)
+  t.teardown(async () => {
+    await sql`drop trigger if exists tandem_test_refuse_record on idempotency_keys`.execute(app.db)
+    await sql`drop function if exists tandem_test_refuse_record ()`.execute(app.db)
+  })
+
+  const failed = await call(app, 'POST', '/orders', { auth: buyer.headers, payload, headers })
+  t.equal(failed.statusCode, 500)
+  t.equal(await stockOf(app, pen), 10, 'the stock the order took is back')
+  t.equal((await app.db.selectFrom('orders').select('id').execute()).length, 0, 'and the order is gone with its record')
+
+  await sql`drop trigger tandem_test_refuse_record on idempotency_keys`.execute(app.db)
+  const retry = await call(app, 'POST', '/orders', { auth: buyer.headers, payload, headers })
+  t.equal(retry.statusCode, 201, 'the key is free again: the retry runs')
+  const again = await call(app, 'POST', '/orders', { auth: buyer.headers, payload, headers })
+  t.same(body(again), body(retry), 'and is recorded: the next retry gets its answer')
+  t.equal(await stockOf(app, pen), 6)
+  t.equal((await app.db.selectFrom('orders').select('id').execute()).length, 1, 'one order in all')
+
+  // A refused order (not enough stock, refused inside the order's own transaction) frees its key too.
+  const tooMany = { 'idempotency-key': 'too-many' }
+  for (const attempt of ['first', 'retry']) {
+    const refused = await call(app, 'POST', '/orders', { auth: buyer.headers, payload: { items: [{ product_id: pen, quantity: 7 }] }, headers: tooMany })
+    t.equal(refused.statusCode, 422, `${attempt}: refused for the stock, not as a key in progress (409)`)
+    t.match(body(refused), { error: /only 6 in stock/, field: 'items.0.quantity' })
+  }
+  t.equal(await stockOf(app, pen), 6)
 })
 
 t.test('deleting a user gives back the stock its open orders held (regression: stock was lost)', async (t) => {

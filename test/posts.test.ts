@@ -53,6 +53,33 @@ t.test('POST /posts writes a post by the caller: 201, Location, representation, 
   t.equal(Number((await app.db.selectFrom('posts').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow()).n), 1)
 })
 
+t.test('an idempotent POST /posts tells subscribers only once it is committed', async (t) => {
+  const app = await build(t)
+  const writer = await signedIn(app)
+  const told: string[] = []
+  app.tandemEvents.emitter.on('postCreated', (message, done) => {
+    told.push((message.payload as { post: { title: string } }).post.title)
+    done()
+  })
+  const post = (title: string, key: string) => app.inject({
+    method: 'POST', url: '/api/v1/posts', headers: { ...writer.headers, 'idempotency-key': key }, payload: { title, content: 'c' }
+  })
+  // The answer cannot be recorded, so the post is undone: nobody may hear of it.
+  await sql`create function tandem_test_refuse_record () returns trigger language plpgsql as $$
+    begin raise exception 'the process died here'; end $$`.execute(app.db)
+  await sql`create trigger tandem_test_refuse_record before update on idempotency_keys
+    for each row when (new.key = 'doomed') execute function tandem_test_refuse_record()`.execute(app.db)
+  t.teardown(async () => {
+    await sql`drop trigger if exists tandem_test_refuse_record on idempotency_keys`.execute(app.db)
+    await sql`drop function if exists tandem_test_refuse_record ()`.execute(app.db)
+  })
+  t.equal((await post('Undone', 'doomed')).statusCode, 500)
+  t.equal((await post('Kept', 'kept')).statusCode, 201)
+  await new Promise((resolve) => setImmediate(resolve))
+  t.same(told, ['Kept'], 'only the committed post is announced')
+  t.same((await app.db.selectFrom('posts').select('title').execute()).map((p) => p.title), ['Kept'])
+})
+
 t.test('POST and PUT /posts validate the body, naming the field', async (t) => {
   const { alice } = await setup(t)
   const cases: Array<[object, string]> = [
