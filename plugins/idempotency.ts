@@ -14,13 +14,22 @@ const REPLAYED_HEADERS = ['location', 'etag', 'content-type'] as const
 interface Claim {
   scope: string
   key: string
-  /** The request's writes and its recorded response commit together, or not at all. */
-  trx: ControlledTransaction<Database>
+  /** On routes that write through `request.db`: the writes and the recorded response commit together, or not at all. */
+  trx: ControlledTransaction<Database> | undefined
   /** What waits for the commit (events of the write). */
   committed: Array<() => void>
 }
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The POST handler writes only through `request.db`: with an Idempotency-Key, its writes and
+     * the record of its answer then share one transaction. Leave it out for handlers that write
+     * (or read) through `app.db`: on the one connection of the embedded database they would wait
+     * for the transaction forever.
+     */
+    transaction?: boolean
+  }
   interface FastifyRequest {
     /** The Idempotency-Key this request claimed, to record its response. */
     idempotencyClaim: Claim | null
@@ -58,7 +67,7 @@ async function idempotency (app: FastifyInstance): Promise<void> {
 
   /** Undoes the request's writes and gives the key back, so that a retry runs again. */
   const abandon = async (claim: Claim): Promise<void> => {
-    await claim.trx.rollback().execute().catch(() => {})
+    await claim.trx?.rollback().execute().catch(() => {})
     await releaseKey(app.db, claim.scope, claim.key)
   }
 
@@ -72,10 +81,12 @@ async function idempotency (app: FastifyInstance): Promise<void> {
     const claim = await claimKey(app.db, scope, key, requestHash(request))
     switch (claim.outcome) {
       case 'claimed': {
-        const trx = await app.db.startTransaction().execute().catch(async (error: unknown) => {
-          await releaseKey(app.db, scope, key)
-          throw error
-        })
+        const trx = request.routeOptions.config.transaction !== true
+          ? undefined
+          : await app.db.startTransaction().execute().catch(async (error: unknown) => {
+            await releaseKey(app.db, scope, key)
+            throw error
+          })
         request.idempotencyClaim = { scope, key, trx, committed: [] }
         return
       }
@@ -88,8 +99,8 @@ async function idempotency (app: FastifyInstance): Promise<void> {
     }
   }
 
-  // The response is recorded in the request's transaction: a crash before the commit loses the
-  // write and the record together, and a retry runs again; after it, a retry gets the record.
+  // The response is recorded in the request's transaction (routes with `config.transaction`): a
+  // crash before the commit loses the write and the record together, and a retry runs again.
   const record: onSendAsyncHookHandler<unknown> = async (request, reply, payload) => {
     const claim = request.idempotencyClaim
     if (claim === null) return payload
@@ -104,8 +115,8 @@ async function idempotency (app: FastifyInstance): Promise<void> {
       if (typeof value === 'string') headers[name] = value
     }
     try {
-      await completeKey(claim.trx, claim.scope, claim.key, { statusCode: reply.statusCode, headers, body: payload ?? '' })
-      await claim.trx.commit().execute()
+      await completeKey(claim.trx ?? app.db, claim.scope, claim.key, { statusCode: reply.statusCode, headers, body: payload ?? '' })
+      await claim.trx?.commit().execute()
     } catch (error) {
       await abandon(claim)
       throw error

@@ -30,7 +30,7 @@ const authRoutes: FastifyPluginAsync = async (fastify) => {
   })
 
   app.post('/users/:id/verify-email', {
-    config: { auth: 'selfOrAdmin' },
+    config: { auth: 'selfOrAdmin', transaction: true },
     schema: { tags, summary: 'Email a one-time token that confirms the address', params: IdParams, querystring: WriteQuery, response: { 202: Queued, ...errors(400, 401, 403, 404, 429) } }
   }, async (request, reply) => {
     if (!await sendOneTimeToken(request.db, request.params.id, 'verify_email')) throw notFound('user')
@@ -38,7 +38,7 @@ const authRoutes: FastifyPluginAsync = async (fastify) => {
   })
 
   app.post('/users/:id/reset-password', {
-    config: { auth: 'selfOrAdmin' },
+    config: { auth: 'selfOrAdmin', transaction: true },
     schema: { tags, summary: 'Email a one-time token that sets a new password', params: IdParams, querystring: WriteQuery, response: { 202: Queued, ...errors(400, 401, 403, 404, 429) } }
   }, async (request, reply) => {
     if (!await sendOneTimeToken(request.db, request.params.id, 'reset_password')) throw notFound('user')
@@ -46,17 +46,19 @@ const authRoutes: FastifyPluginAsync = async (fastify) => {
   })
 
   app.post('/auth/verify-email', {
+    config: { transaction: true },
     schema: { tags, summary: 'Confirm an email address with its one-time token', querystring: WriteQuery, body: VerifyEmailBody, response: { 204: NoContent, ...errors(400, 415, 429) } }
   }, async (request, reply) => {
     if (!await verifyEmail(request.db, hashToken(request.body.token))) throw unusable()
     return reply.code(204).send(null)
   })
 
+  // Not `transaction`: the revocations are re-read through `app.db` before answering.
   app.post('/auth/reset-password', {
     schema: { tags, summary: 'Set a new password with a one-time token', querystring: WriteQuery, body: ResetPasswordBody, response: { 204: NoContent, ...errors(400, 415, 429) } }
   }, async (request, reply) => {
     const passwordHash = await hashPassword(request.body.password)
-    if (!await resetPassword(request.db, hashToken(request.body.token), passwordHash, app.accessTokens.newTokensExpireAt())) throw unusable()
+    if (!await resetPassword(app.db, hashToken(request.body.token), passwordHash, app.accessTokens.newTokensExpireAt())) throw unusable()
     await app.accessTokens.refreshRevocations()
     return reply.code(204).send(null)
   })

@@ -24,7 +24,7 @@ const commentsRoutes: FastifyPluginAsync = async (fastify) => {
   }, async (request, reply) => sendList(request, reply, found(await listComments(app.db, request.params.id, request.query, { secret: secret() }), 'post')))
 
   app.post('/posts/:id/comments', {
-    config: { auth: 'authenticated' },
+    config: { auth: 'authenticated', transaction: true },
     schema: { tags, summary: 'Comment on a post', params: IdParams, querystring: WriteQuery, body: CreateCommentBody, response: { 201: Comment, ...errors(400, 401, 404, 409, 413, 415, 422, 429) } }
   }, async (request, reply) => {
     const comment = found(await createComment(request.db, { postId: request.params.id, authorId: request.user.sub, text: request.body.text }), 'post')

@@ -18,7 +18,7 @@ const ordersRoutes: FastifyPluginAsync = async (fastify) => {
   const owner = ownerOrAdmin(async (request) => orderOwner(app.db, (request.params as { id: number }).id))
 
   app.post('/orders', {
-    config: { auth: 'authenticated' },
+    config: { auth: 'authenticated', transaction: true },
     schema: { tags, summary: 'Place an order; its stock is taken at once', querystring: WriteQuery, body: CreateOrderBody, response: { 201: Order, ...errors(400, 401, 409, 413, 415, 422, 429) } }
   }, async (request, reply) => {
     const order = await createOrder(request.db, request.user.sub, request.body.items)
@@ -56,17 +56,17 @@ const ordersRoutes: FastifyPluginAsync = async (fastify) => {
   })
 
   app.post('/orders/:id/cancel', {
-    config: { auth: owner },
+    config: { auth: owner, transaction: true },
     schema: transitionSchema('Cancel a pending or paid order; its stock is given back')
   }, transition('cancel'))
 
   app.post('/orders/:id/pay', {
-    config: { auth: 'admin' },
+    config: { auth: 'admin', transaction: true },
     schema: transitionSchema('Mark a pending order paid')
   }, transition('pay'))
 
   app.post('/orders/:id/ship', {
-    config: { auth: 'admin' },
+    config: { auth: 'admin', transaction: true },
     schema: transitionSchema('Mark a paid order shipped')
   }, transition('ship'))
 }

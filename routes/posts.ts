@@ -47,7 +47,7 @@ const postsRoutes: FastifyPluginAsync = async (fastify) => {
   }, async (request, reply) => sendEntity(request, reply, found(await findPost(app.db, request.params.id, request.query), 'post')))
 
   app.post('/posts', {
-    config: { auth: 'authenticated' },
+    config: { auth: 'authenticated', transaction: true },
     schema: { tags, summary: 'Write a post (as its author)', querystring: WriteQuery, body: ReplacePostBody, response: { 201: Post, ...errors(400, 401, 409, 413, 415, 422, 429) } }
   }, async (request, reply) => {
     const post = await createPost(request.db, { authorId: request.user.sub, ...request.body })

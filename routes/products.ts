@@ -27,7 +27,7 @@ const productsRoutes: FastifyPluginAsync = async (fastify) => {
   })
 
   app.post('/products', {
-    config: { auth: 'admin' },
+    config: { auth: 'admin', transaction: true },
     preHandler: checkPrice,
     schema: { tags, summary: 'Add a product', querystring: WriteQuery, body: CreateProductBody, response: { 201: Product, ...errors(400, 401, 403, 409, 413, 415, 422, 429) } }
   }, async (request, reply) => {

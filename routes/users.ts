@@ -20,6 +20,7 @@ const usersRoutes: FastifyPluginAsync = async (fastify) => {
   const secret = () => app.tandemConfig.jwtSecret
 
   app.post('/users', {
+    config: { transaction: true },
     schema: { tags, summary: 'Sign up', querystring: WriteQuery, body: CreateUserBody, response: { 201: User, ...errors(400, 409, 415, 429) } }
   }, async (request, reply) => {
     const { password, ...rest } = request.body

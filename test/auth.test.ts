@@ -41,6 +41,25 @@ t.test('login answers a Bearer token that opens the protected routes', async (t)
   t.notMatch(list.body, /password|argon2/)
 })
 
+t.test('login, logout and password resets answer with an Idempotency-Key too (and replay)', async (t) => {
+  // They write through the token service, outside the request's transaction: on the embedded
+  // database's one connection they must not wait for a transaction of their own.
+  const app = await build(t)
+  const user = await signUp(app)
+  const post = (url: string, key: string, headers: Record<string, string> = {}, payload?: object) =>
+    app.inject({ method: 'POST', url, headers: { ...headers, 'idempotency-key': key }, ...(payload === undefined ? {} : { payload }) })
+  const credentials = { email: user.email, password: user.password }
+  const first = await post('/api/v1/auth/login', 'login-1', {}, credentials)
+  t.equal(first.statusCode, 200)
+  const again = await post('/api/v1/auth/login', 'login-1', {}, credentials)
+  t.equal(again.headers['idempotent-replayed'], 'true')
+  t.equal(body(again).accessToken, body(first).accessToken)
+  const bearer = { authorization: `Bearer ${body<{ accessToken: string }>(first).accessToken}` }
+  t.equal((await post('/api/v1/auth/logout', 'logout-1', bearer)).statusCode, 204)
+  t.equal((await post(`/api/v1/users/${user.id}/reset-password`, 'reset-1', (await login(app, user.email, user.password)))).statusCode, 202)
+  t.equal((await post('/api/v1/auth/reset-password', 'reset-2', {}, { token: 'not-a-token-at-all-but-long-enough', password: 'another-password' })).statusCode, 400)
+})
+
 t.test('jwtExpiresIn sets the lifetime', async (t) => {
   const app = await build(t, { jwtExpiresIn: '2h' })
   const me = await signUp(app)
