@@ -143,3 +143,20 @@ export async function graphql<D = Record<string, any>> (
 
 /** The `extensions.code` of each error of a GraphQL response. */
 export const errorCodes = (response: GraphqlResponse): Array<string | undefined> => (response.errors ?? []).map((e) => e.extensions?.code)
+
+/**
+ * Makes recording the answer of an `Idempotency-Key` fail, as a crash between a write and that
+ * record would: a trigger refuses the key's update. Returns what lifts it (also done at teardown).
+ */
+export async function failRecording (t: Test, app: FastifyInstance, key: string): Promise<() => Promise<void>> {
+  await sql`create function tandem_test_refuse_record () returns trigger language plpgsql as $$
+    begin raise exception 'the process died here'; end $$`.execute(app.db)
+  await sql`create trigger tandem_test_refuse_record before update on idempotency_keys
+    for each row when (new.key = ${sql.lit(key)}) execute function tandem_test_refuse_record()`.execute(app.db)
+  const lift = async () => {
+    await sql`drop trigger if exists tandem_test_refuse_record on idempotency_keys`.execute(app.db)
+    await sql`drop function if exists tandem_test_refuse_record ()`.execute(app.db)
+  }
+  t.teardown(lift)
+  return lift
+}

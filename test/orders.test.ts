@@ -1,8 +1,7 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
-import { sql } from 'kysely'
 import { listOrders } from '../db/orders.js'
-import { adminToken, authHeaders, body, build, signedIn, testDb, TEST_SECRET } from './helper.js'
+import { adminToken, authHeaders, body, build, failRecording, signedIn, testDb, TEST_SECRET } from './helper.js'
 import { recordSql } from './sql-log.js'
 
 type Method = 'GET' | 'POST'
@@ -375,21 +374,14 @@ t.test('an idempotent order whose answer cannot be recorded is undone, and its r
   const payload = { items: [{ product_id: pen, quantity: 4 }] }
   const headers = { 'idempotency-key': 'doomed' }
   // What a crash between the write and the record of its answer would leave: the record fails.
-  await sql`create function tandem_test_refuse_record () returns trigger language plpgsql as $$
-    begin raise exception 'the process died here'; end $$`.execute(app.db)
-  await sql`create trigger tandem_test_refuse_record before update on idempotency_keys
-    for each row when (new.key = 'doomed') execute function tandem_test_refuse_record()`.execute(app.db)
-  t.teardown(async () => {
-    await sql`drop trigger if exists tandem_test_refuse_record on idempotency_keys`.execute(app.db)
-    await sql`drop function if exists tandem_test_refuse_record ()`.execute(app.db)
-  })
+  const recordingWorks = await failRecording(t, app, 'doomed')
 
   const failed = await call(app, 'POST', '/orders', { auth: buyer.headers, payload, headers })
   t.equal(failed.statusCode, 500)
   t.equal(await stockOf(app, pen), 10, 'the stock the order took is back')
   t.equal((await app.db.selectFrom('orders').select('id').execute()).length, 0, 'and the order is gone with its record')
 
-  await sql`drop trigger tandem_test_refuse_record on idempotency_keys`.execute(app.db)
+  await recordingWorks()
   const retry = await call(app, 'POST', '/orders', { auth: buyer.headers, payload, headers })
   t.equal(retry.statusCode, 201, 'the key is free again: the retry runs')
   const again = await call(app, 'POST', '/orders', { auth: buyer.headers, payload, headers })

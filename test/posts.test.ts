@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import t from 'tap'
-import { adminToken, body, build, signedIn, testDb } from './helper.js'
+import { adminToken, body, build, failRecording, signedIn, testDb } from './helper.js'
 import { recordSql } from './sql-log.js'
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]
@@ -65,14 +65,7 @@ t.test('an idempotent POST /posts tells subscribers only once it is committed', 
     method: 'POST', url: '/api/v1/posts', headers: { ...writer.headers, 'idempotency-key': key }, payload: { title, content: 'c' }
   })
   // The answer cannot be recorded, so the post is undone: nobody may hear of it.
-  await sql`create function tandem_test_refuse_record () returns trigger language plpgsql as $$
-    begin raise exception 'the process died here'; end $$`.execute(app.db)
-  await sql`create trigger tandem_test_refuse_record before update on idempotency_keys
-    for each row when (new.key = 'doomed') execute function tandem_test_refuse_record()`.execute(app.db)
-  t.teardown(async () => {
-    await sql`drop trigger if exists tandem_test_refuse_record on idempotency_keys`.execute(app.db)
-    await sql`drop function if exists tandem_test_refuse_record ()`.execute(app.db)
-  })
+  await failRecording(t, app, 'doomed')
   t.equal((await post('Undone', 'doomed')).statusCode, 500)
   t.equal((await post('Kept', 'kept')).statusCode, 201)
   await new Promise((resolve) => setImmediate(resolve))
