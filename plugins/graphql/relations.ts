@@ -16,30 +16,39 @@ interface Relation {
   type: LoadedType
   /** A list of children (with `limit`) or one row (null when missing). */
   list: boolean
-  /** The parent's value the children are found by. */
-  key: (parent: Row) => number
+  /** The parent's column the children are found by: its id for lists, a foreign key for one row. */
+  by: string
   load: (db: Db, ids: number[], limit: number, columns: readonly string[]) => Promise<ReadonlyMap<number, object>>
   /** Columns the children always need: their id and the key they are grouped by. */
   always: readonly string[]
   order: readonly string[]
 }
 
-const byId = (row: Row) => row.id as number
-const byColumn = (column: string) => (row: Row) => Number(row[column])
+const keyOf = (row: Row, relation: Relation): number => Number(row[relation.by])
 
 /** The relation fields of each type: what a field's rows are, and the one statement that loads them for all parents. */
 const relations: Record<LoadedType, Readonly<Record<string, Relation>>> = {
   User: {
-    posts: { type: 'Post', list: true, key: byId, load: postsByAuthorIds, always: ['id', 'author_id'], order: postList.columns }
+    posts: { type: 'Post', list: true, by: 'id', load: postsByAuthorIds, always: ['id', 'author_id'], order: postList.columns }
   },
   Post: {
-    author: { type: 'User', list: false, key: byColumn('author_id'), load: async (db, ids, _limit, columns) => usersByIds(db, ids, columns), always: ['id'], order: userList.columns },
-    comments: { type: 'Comment', list: true, key: byId, load: commentsByPostIds, always: ['id', 'post_id'], order: commentList.columns }
+    author: { type: 'User', list: false, by: 'author_id', load: async (db, ids, _limit, columns) => usersByIds(db, ids, columns), always: ['id'], order: userList.columns },
+    comments: { type: 'Comment', list: true, by: 'id', load: commentsByPostIds, always: ['id', 'post_id'], order: commentList.columns }
   },
   Comment: {
-    author: { type: 'User', list: false, key: byColumn('author_id'), load: async (db, ids, _limit, columns) => usersByIds(db, ids, columns), always: ['id'], order: userList.columns },
-    post: { type: 'Post', list: false, key: byColumn('post_id'), load: async (db, ids, _limit, columns) => findPostsByIds(db, ids, columns), always: ['id'], order: postList.columns }
+    author: { type: 'User', list: false, by: 'author_id', load: async (db, ids, _limit, columns) => usersByIds(db, ids, columns), always: ['id'], order: userList.columns },
+    post: { type: 'Post', list: false, by: 'post_id', load: async (db, ids, _limit, columns) => findPostsByIds(db, ids, columns), always: ['id'], order: postList.columns }
   }
+}
+
+/** What rows of `type` must read besides their shown fields: the columns their selected relations are found by. */
+function keysOf (type: LoadedType, fields: ReadonlyMap<string, unknown>, always: readonly string[]): readonly string[] {
+  const keys = [...always]
+  for (const field of fields.keys()) {
+    const relation = relations[type][field]
+    if (relation !== undefined) keys.push(relation.by)
+  }
+  return keys
 }
 
 /** One statement of a plan: a relation field at one `limit`, for the response keys that ask it so, and what to load below it. */
@@ -101,12 +110,13 @@ function planFor (type: LoadedType, nodes: readonly FieldNode[], fragments: Frag
       const below = planFor(relation.type, asked, fragments, variables)
       const split = hasPerResponseKey(below) ? [...groupBy(asked, responseKey).values()] : [asked]
       for (const group of split) {
+        const shown = selectedFields(group, fragments)
         fetches.push({
           field,
           relation,
           limit,
           responseKeys: [...new Set(group.map(responseKey))],
-          columns: selectedColumns(selectedFields(group, fragments), relation.type, relation.order, relation.always),
+          columns: selectedColumns(shown, relation.type, relation.order, keysOf(relation.type, shown, relation.always)),
           perResponseKey: false,
           below: split.length === 1 ? below : planFor(relation.type, group, fragments, variables)
         })
@@ -142,10 +152,10 @@ async function run (db: Db, plan: Plan, rows: readonly Row[]): Promise<void> {
   await Promise.all(plan.map(async (fetch) => {
     const { relation } = fetch
     const limit = relation.list ? listLimit(fetch.limit) : 0
-    const found = await relation.load(db, rows.map(relation.key), limit, fetch.columns)
+    const found = await relation.load(db, rows.map((row) => keyOf(row, relation)), limit, fetch.columns)
     const children: Row[] = []
     for (const row of rows) {
-      const value = found.get(relation.key(row)) ?? (relation.list ? NONE : null)
+      const value = found.get(keyOf(row, relation)) ?? (relation.list ? NONE : null)
       answerFor(row, fetch, value)
       if (Array.isArray(value)) for (const child of value as Row[]) children.push(child)
       else if (value !== null) children.push(value as Row)

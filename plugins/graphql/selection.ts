@@ -1,15 +1,14 @@
 import { Kind, type FieldNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql'
 
 /**
- * The one map of GraphQL names to database columns: each scalar field's column (`createdAt` →
- * `created_at`), and the key column each relation field loads by. Lists of children need no
- * column of their own and are absent.
+ * The one map of GraphQL names to database columns for each type's scalar fields (`createdAt` →
+ * `created_at`). Relation fields are in ./relations.ts, with the column each loads by.
  */
 const columnMap = {
-  User: { fields: { id: 'id', name: 'name', email: 'email', createdAt: 'created_at' }, keys: {} },
-  Post: { fields: { id: 'id', title: 'title', content: 'content', createdAt: 'created_at', updatedAt: 'updated_at' }, keys: { author: 'author_id' } },
-  Comment: { fields: { id: 'id', text: 'text', createdAt: 'created_at' }, keys: { author: 'author_id', post: 'post_id' } }
-} as const satisfies Record<string, { fields: Record<string, string>, keys: Record<string, string> }>
+  User: { id: 'id', name: 'name', email: 'email', createdAt: 'created_at' },
+  Post: { id: 'id', title: 'title', content: 'content', createdAt: 'created_at', updatedAt: 'updated_at' },
+  Comment: { id: 'id', text: 'text', createdAt: 'created_at' }
+} as const satisfies Record<string, Record<string, string>>
 
 export type LoadedType = keyof typeof columnMap
 
@@ -19,7 +18,7 @@ export type Fragments = Readonly<Record<string, FragmentDefinitionNode>>
 
 /** The scalar fields whose column is named otherwise (`createdAt` reads `created_at`), as [field, column]. */
 export function renamedColumns (type: LoadedType): ReadonlyArray<readonly [string, string]> {
-  return Object.entries(columnMap[type].fields).filter(([field, column]) => field !== column)
+  return Object.entries(columnMap[type]).filter(([field, column]) => field !== column)
 }
 
 function collect (selections: SelectionSetNode | undefined, fragments: Fragments, fields: Map<string, FieldNode[]>, seen: Set<string>): void {
@@ -51,12 +50,12 @@ export function selectedFields (nodes: ReadonlyArray<{ readonly selectionSet?: S
 
 /**
  * The columns that `fields` (a selection of `type`) read: only those are loaded (a nested query
- * that shows comments' text does not fetch their timestamps). `always` are added (the id, the key
- * rows are grouped by), and `order` is the list's column order, so that the same selection always
- * gives the same list.
+ * that shows comments' text does not fetch their timestamps). `always` are added (the id, the keys
+ * rows are grouped and their relations found by), and `order` is the list's column order, so that
+ * the same selection always gives the same list.
  */
 export function selectedColumns (fields: ReadonlyMap<string, unknown>, type: LoadedType, order: readonly string[], always: readonly string[]): readonly string[] {
-  const columns: Record<string, string> = { ...columnMap[type].fields, ...columnMap[type].keys }
+  const columns: Record<string, string> = columnMap[type]
   const wanted = new Set(always)
   for (const field of fields.keys()) {
     const column = columns[field]
