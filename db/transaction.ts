@@ -4,7 +4,8 @@ import type { Db } from './connect.js'
 /**
  * Runs `work` in one transaction: its own, or, when `db` is already a transaction (an idempotent
  * request's, which also records the response), inside it under a savepoint, so that a failure
- * undoes `work` alone and the outer transaction stays usable.
+ * undoes `work` alone and the outer transaction stays usable. Savepoints nest as a stack: do not
+ * run two of these at once on one transaction (`Promise.all`), one after the other only.
  */
 export async function inTransaction<T> (db: Db, work: (trx: Db) => Promise<T>): Promise<T> {
   if (!db.isTransaction) return db.transaction().execute(work)

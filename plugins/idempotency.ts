@@ -38,7 +38,7 @@ declare module 'fastify' {
      * Idempotency-Key (its response is recorded in the same transaction), `app.db` otherwise.
      */
     readonly db: Db
-    /** Runs `fn` once the request's writes are committed: at once, or after the Idempotency-Key's transaction. */
+    /** Runs `fn` once the request's writes are committed: at once, or after the Idempotency-Key's transaction (dropped if it rolls back). */
     afterCommit: (fn: () => void) => void
   }
 }
@@ -61,8 +61,10 @@ async function idempotency (app: FastifyInstance): Promise<void> {
     }
   })
   app.decorateRequest('afterCommit', function (this: FastifyRequest, fn: () => void) {
-    if (this.idempotencyClaim === null) fn()
-    else this.idempotencyClaim.committed.push(fn)
+    // Outside the key's transaction a write commits as it runs: what waits on it runs now.
+    const trx = this.idempotencyClaim?.trx
+    if (trx === undefined) fn()
+    else this.idempotencyClaim?.committed.push(fn)
   })
 
   /** Undoes the request's writes and gives the key back, so that a retry runs again. */

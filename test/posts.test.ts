@@ -1,7 +1,9 @@
-import type { FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import t from 'tap'
 import { adminToken, body, build, failRecording, signedIn, testDb } from './helper.js'
+import { restScope } from '../plugins/rest.js'
+import { conflict } from '../schema/errors.js'
 import { recordSql } from './sql-log.js'
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]
@@ -71,6 +73,27 @@ t.test('an idempotent POST /posts tells subscribers only once it is committed', 
   await new Promise((resolve) => setImmediate(resolve))
   t.same(told, ['Kept'], 'only the committed post is announced')
   t.same((await app.db.selectFrom('posts').select('title').execute()).map((p) => p.title), ['Kept'])
+})
+
+t.test('afterCommit waits for the key\'s transaction only on routes that write in it', async (t) => {
+  const app = Fastify()
+  app.decorate('db', await testDb())
+  const ran: string[] = []
+  await app.register(async (scope) => {
+    await restScope(scope)
+    for (const transaction of [false, true]) {
+      scope.post(`/refused-${String(transaction)}`, { config: { transaction } }, async (request) => {
+        request.afterCommit(() => ran.push(`transaction: ${String(transaction)}`))
+        throw conflict('refused after writing')
+      })
+    }
+  })
+  t.teardown(async () => app.close())
+  for (const route of ['/refused-false', '/refused-true']) {
+    const res = await app.inject({ method: 'POST', url: route, headers: { 'idempotency-key': `k${route}` }, payload: {} })
+    t.equal(res.statusCode, 409, route)
+  }
+  t.same(ran, ['transaction: false'], 'a write outside the transaction is committed already; one inside is rolled back')
 })
 
 t.test('POST and PUT /posts validate the body, naming the field', async (t) => {
