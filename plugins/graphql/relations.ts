@@ -3,11 +3,13 @@ import {
   type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLSchema, type GraphQLField, type OperationDefinitionNode, type GraphQLNamedType, type GraphQLResolveInfo
 } from 'graphql'
 import type { Db } from '../../db/connect.js'
+import { relationsAsJson, type NestedRelation } from '../../db/relations.js'
+import type { Database } from '../../db/types.js'
 import { commentList, commentsByPostIds } from '../../db/comments.js'
 import { findPostsByIds, postList, postsByAuthorIds, usersByIds } from '../../db/posts.js'
 import { userList } from '../../db/users.js'
 import { listLimit } from './inputs.js'
-import { isLoadedType, renamedColumns, selectedColumns, selectedFields, type Fragments, type LoadedType } from './selection.js'
+import { fieldsByColumn, isLoadedType, renamedColumns, selectedColumns, selectedFields, type Fragments, type LoadedType } from './selection.js'
 
 type Row = Record<string, unknown>
 type Variables = Readonly<Record<string, unknown>>
@@ -18,6 +20,8 @@ interface Relation {
   list: boolean
   /** The parent's column the children are found by: its id for lists, a foreign key for one row. */
   by: string
+  /** The children's column that equals the parent's `by`. */
+  key: string
   load: (db: Db, ids: number[], limit: number, columns: readonly string[]) => Promise<ReadonlyMap<number, object>>
   /** Columns the children always need: their id and the key they are grouped by. */
   always: readonly string[]
@@ -29,15 +33,15 @@ const keyOf = (row: Row, relation: Relation): number => Number(row[relation.by])
 /** The relation fields of each type: what a field's rows are, and the one statement that loads them for all parents. */
 const relations: Record<LoadedType, Readonly<Record<string, Relation>>> = {
   User: {
-    posts: { type: 'Post', list: true, by: 'id', load: postsByAuthorIds, always: ['id', 'author_id'], order: postList.columns }
+    posts: { type: 'Post', list: true, by: 'id', key: 'author_id', load: postsByAuthorIds, always: ['id', 'author_id'], order: postList.columns }
   },
   Post: {
-    author: { type: 'User', list: false, by: 'author_id', load: async (db, ids, _limit, columns) => usersByIds(db, ids, columns), always: ['id'], order: userList.columns },
-    comments: { type: 'Comment', list: true, by: 'id', load: commentsByPostIds, always: ['id', 'post_id'], order: commentList.columns }
+    author: { type: 'User', list: false, by: 'author_id', key: 'id', load: async (db, ids, _limit, columns) => usersByIds(db, ids, columns), always: ['id'], order: userList.columns },
+    comments: { type: 'Comment', list: true, by: 'id', key: 'post_id', load: commentsByPostIds, always: ['id', 'post_id'], order: commentList.columns }
   },
   Comment: {
-    author: { type: 'User', list: false, by: 'author_id', load: async (db, ids, _limit, columns) => usersByIds(db, ids, columns), always: ['id'], order: userList.columns },
-    post: { type: 'Post', list: false, by: 'post_id', load: async (db, ids, _limit, columns) => findPostsByIds(db, ids, columns), always: ['id'], order: postList.columns }
+    author: { type: 'User', list: false, by: 'author_id', key: 'id', load: async (db, ids, _limit, columns) => usersByIds(db, ids, columns), always: ['id'], order: userList.columns },
+    post: { type: 'Post', list: false, by: 'post_id', key: 'id', load: async (db, ids, _limit, columns) => findPostsByIds(db, ids, columns), always: ['id'], order: postList.columns }
   }
 }
 
@@ -68,6 +72,47 @@ type Plan = readonly Fetch[]
 const NONE: readonly never[] = Object.freeze([])
 
 const renamed = { User: renamedColumns('User'), Post: renamedColumns('Post'), Comment: renamedColumns('Comment') }
+
+const tables: Record<LoadedType, keyof Database> = { User: 'users', Post: 'posts', Comment: 'comments' }
+
+const fieldsOf = { User: fieldsByColumn('User'), Post: fieldsByColumn('Post'), Comment: fieldsByColumn('Comment') }
+
+/** The columns of `type` that show a field, as [field, column]: the keys that `run` groups rows by stay in PostgreSQL. */
+function shownColumns (type: LoadedType, columns: readonly string[]): Array<readonly [string, string]> {
+  const shown: Array<readonly [string, string]> = []
+  for (const column of columns) {
+    const field = fieldsOf[type].get(column)
+    if (field !== undefined) shown.push([field, column])
+  }
+  return shown
+}
+
+/**
+ * `plan` as relations of one statement, named by field: for plans without answers per response
+ * key (those take `run`). Limits are checked here, before anything runs.
+ */
+function nested (plan: Plan): NestedRelation[] {
+  return plan.map(({ field, relation, limit, columns, below }) => ({
+    name: field,
+    table: tables[relation.type],
+    key: relation.key,
+    by: relation.by,
+    limit: relation.list ? listLimit(limit) : undefined,
+    columns: shownColumns(relation.type, columns),
+    below: nested(below)
+  }))
+}
+
+/** Runs `plan` on `rows` in one statement; see `relationsAsJson`. */
+async function runAsOne (db: Db, plan: Plan, rows: readonly Row[]): Promise<void> {
+  if (rows.length === 0 || plan.length === 0) return
+  const relations = nested(plan)
+  const found = await relationsAsJson(db, rows, relations)
+  for (const [at, row] of rows.entries()) {
+    const loaded = found[at]
+    for (const { name, limit } of relations) row[name] = loaded?.[name] ?? (limit === undefined ? null : NONE)
+  }
+}
 
 /** Gives rows their GraphQL names (`createdAt` for `created_at`), so that no scalar field needs a resolver either. */
 function rename (type: LoadedType, rows: readonly Row[]): void {
@@ -208,8 +253,9 @@ function plansOf (info: GraphQLResolveInfo): Planned[] {
 }
 
 /**
- * Loads, into a root field's answer, every relation its selection asks below it — level by level,
- * one statement per relation field and level — and gives every row its GraphQL field names, so that
+ * Loads, into a root field's answer, every relation its selection asks below it — in one statement
+ * answering JSON (`runAsOne`), or, when answers go by response key, level by level with one statement
+ * per relation field and level (`run`) — and gives every row its GraphQL field names, so that
  * no field below a root needs a resolver (graphql-jit then reads plain properties). Returns the answer.
  */
 export async function withRelations<T> (db: Db, info: GraphQLResolveInfo, answer: T): Promise<T> {
@@ -217,7 +263,8 @@ export async function withRelations<T> (db: Db, info: GraphQLResolveInfo, answer
     const rows: Row[] = []
     rowsAt(answer, entry.path, rows)
     rename(entry.type, rows)
-    await run(db, plan, rows)
+    if (hasPerResponseKey(plan)) await run(db, plan, rows)
+    else await runAsOne(db, plan, rows)
   }
   return answer
 }

@@ -70,7 +70,7 @@ type CommentAdded = TandemEventMap['commentAdded']
 /**
  * Every resolver: root fields only. They check the caller as the resource style does, call `db/`,
  * and hand their answer to `withRelations` (./relations.ts), which loads the relations the query
- * asks below them (one statement per relation and level, whatever the number of parents) and
+ * asks below them (one statement for all of them, whatever the number of parents) and
  * renames columns to fields (`created_at` → `createdAt`) by the one map in ./selection.ts.
  */
 export function resolvers (): IResolvers<any, Context> {

@@ -21,6 +21,11 @@ export function renamedColumns (type: LoadedType): ReadonlyArray<readonly [strin
   return Object.entries(columnMap[type]).filter(([field, column]) => field !== column)
 }
 
+/** Each scalar field's column of `type`, as column → field. */
+export function fieldsByColumn (type: LoadedType): ReadonlyMap<string, string> {
+  return new Map(Object.entries(columnMap[type]).map(([field, column]) => [column, field]))
+}
+
 function collect (selections: SelectionSetNode | undefined, fragments: Fragments, fields: Map<string, FieldNode[]>, seen: Set<string>): void {
   for (const selection of selections?.selections ?? []) {
     if (selection.kind === Kind.FIELD) {
