@@ -63,6 +63,8 @@ interface Fetch {
   limit: unknown
   responseKeys: string[]
   columns: readonly string[]
+  /** Of those, the columns of fields the query shows (`columns` adds the keys rows are found by). */
+  shown: readonly string[]
   /** Other response keys ask the same field differently (another `limit`, or other limits below): answers go by response key. */
   perResponseKey: boolean
   below: Plan
@@ -77,28 +79,22 @@ const tables: Record<LoadedType, keyof Database> = { User: 'users', Post: 'posts
 
 const fieldsOf = { User: fieldsByColumn('User'), Post: fieldsByColumn('Post'), Comment: fieldsByColumn('Comment') }
 
-/** The columns of `type` that show a field, as [field, column]: the keys that `run` groups rows by stay in PostgreSQL. */
-function shownColumns (type: LoadedType, columns: readonly string[]): Array<readonly [string, string]> {
-  const shown: Array<readonly [string, string]> = []
-  for (const column of columns) {
-    const field = fieldsOf[type].get(column)
-    if (field !== undefined) shown.push([field, column])
-  }
-  return shown
-}
+/** Columns as [field, column]. */
+const named = (type: LoadedType, columns: readonly string[]): Array<readonly [string, string]> =>
+  columns.map((column) => [fieldsOf[type].get(column) ?? column, column])
 
 /**
  * `plan` as relations of one statement, named by field: for plans without answers per response
  * key (those take `run`). Limits are checked here, before anything runs.
  */
 function nested (plan: Plan): NestedRelation[] {
-  return plan.map(({ field, relation, limit, columns, below }) => ({
+  return plan.map(({ field, relation, limit, shown, below }) => ({
     name: field,
     table: tables[relation.type],
     key: relation.key,
     by: relation.by,
     limit: relation.list ? listLimit(limit) : undefined,
-    columns: shownColumns(relation.type, columns),
+    columns: named(relation.type, shown),
     below: nested(below)
   }))
 }
@@ -162,6 +158,7 @@ function planFor (type: LoadedType, nodes: readonly FieldNode[], fragments: Frag
           limit,
           responseKeys: [...new Set(group.map(responseKey))],
           columns: selectedColumns(shown, relation.type, relation.order, keysOf(relation.type, shown, relation.always)),
+          shown: selectedColumns(shown, relation.type, relation.order, []),
           perResponseKey: false,
           below: split.length === 1 ? below : planFor(relation.type, group, fragments, variables)
         })
