@@ -359,6 +359,10 @@ t.test('nested lists run one SQL statement per level, never one per item', async
   t.same(offsetPage.res.data?.users.map((u: { name: string }) => u.name), ['User 2', 'User 3', 'User 4'])
   t.equal(offsetPage.statements.length, 1, 'an offset page of the plain list: its rows, no count')
   t.notMatch(offsetPage.statements[0], /count\(/)
+  const offsetNested = await count('{ users(limit: 3, offset: 2) { name posts(limit: 2) { title } } }')
+  t.same(offsetNested.res.data?.users, ['User 2', 'User 3', 'User 4'].map((name) => ({ name, posts: [{ title: 'P0' }, { title: 'P1' }] })),
+    'with relations: the same users in the same order, each with its own posts')
+  t.equal(offsetNested.statements.length, 2)
 
   const narrow = await count('{ users(limit: 2) { posts(limit: 1) { comments { text } } } }')
   const [, nestedSql = ''] = narrow.statements
