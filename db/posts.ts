@@ -3,7 +3,7 @@ import type { Db } from './connect.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
 import { commentsByPostIds, type Comment } from './comments.js'
 import { paginate, parseFields, selectColumns, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
-import { EMBEDDED_LIMIT, firstChildren, parseInclude, rowsById } from './relations.js'
+import { EMBEDDED_LIMIT, firstChildren, links, parseInclude, rowsById } from './relations.js'
 import { searchFilter } from './search.js'
 import type { PostsTable } from './types.js'
 import { userList, type User } from './users.js'
@@ -140,7 +140,7 @@ export async function findPostsByIds (db: Db, ids: readonly number[], columns: r
 
 /** The first `limit` posts (by id) of each author; `columns` must include `author_id`. */
 export async function postsByAuthorIds (db: Db, authorIds: readonly number[], limit = EMBEDDED_LIMIT, columns: readonly string[] = postList.columns): Promise<Map<number, Post[]>> {
-  return firstChildren<Post & Row>(db, 'posts', 'author_id', authorIds, columns, limit)
+  return firstChildren<Post & Row>(db, links.postsOfAuthor.table, links.postsOfAuthor.key, authorIds, columns, limit)
 }
 
 /** Users in their public representation (authors of posts and comments). */

@@ -76,16 +76,33 @@ export async function rowsById<R extends Row> (db: Db, table: keyof Database, id
   return found
 }
 
-/**
- * A relation read inside one statement with its own relations (see `relationsAsJson`): the rows of
- * `table` whose `key` equals the parent's `by` column.
- */
-export interface NestedRelation {
-  /** The property the rows go in. */
-  name: string
+/** How rows find their related rows: `table`'s rows whose `key` equals the parent's `by`. */
+export interface Link {
   table: keyof Database
   key: string
   by: string
+  /** Many rows (the first ones by id) or one (`key` is then the table's id). */
+  list: boolean
+}
+
+/** The schema's relations, in one place for REST's `include=` and GraphQL's nested fields. */
+export const links = {
+  postsOfAuthor: { table: 'posts', key: 'author_id', by: 'id', list: true },
+  commentsOfPost: { table: 'comments', key: 'post_id', by: 'id', list: true },
+  authorOf: { table: 'users', key: 'id', by: 'author_id', list: false },
+  postOfComment: { table: 'posts', key: 'id', by: 'post_id', list: false }
+} as const satisfies Record<string, Link>
+
+/** The rows `link` leads to from parents whose `by` values are `keys`, in ONE statement, by key. */
+export async function linkedRows (db: Db, link: Link, keys: readonly number[], columns: readonly string[], limit = EMBEDDED_LIMIT): Promise<ReadonlyMap<number, Row | Row[]>> {
+  return link.list ? firstChildren(db, link.table, link.key, keys, columns, limit) : rowsById(db, link.table, keys, columns)
+}
+
+/** A link followed inside one statement with the links below it (see `relationsAsJson`). */
+export interface NestedRelation {
+  /** The property the rows go in. */
+  name: string
+  link: Link
   /** A list of the first `limit` rows by id; undefined: one row (null when there is none). */
   limit: number | undefined
   /** What each row shows, as [property, column]. */
@@ -94,7 +111,7 @@ export interface NestedRelation {
 }
 
 function shapeOf (relations: readonly NestedRelation[]): string {
-  return relations.map((r) => `${r.name}=${r.table}.${r.key}:${r.by}${r.limit === undefined ? '' : '*'}(${r.columns.join(';')})[${shapeOf(r.below)}]`).join(',')
+  return relations.map((r) => `${r.name}=${r.link.table}.${r.link.key}:${r.link.by}${r.limit === undefined ? '' : '*'}(${r.columns.join(';')})[${shapeOf(r.below)}]`).join(',')
 }
 
 function limitsOf (relations: readonly NestedRelation[], limits: number[] = []): number[] {
@@ -124,8 +141,9 @@ function nestedSubquery (relation: NestedRelation, depth: number, limits: Iterat
     ...relation.below.map((below) => sql`${memberName(below.name)} || ${nestedSubquery(below, depth + 1, limits)}`)
   ]
   const object = members.length === 0 ? sql`'{}'` : sql`'{' || ${sql.join(members, sql` || ',' || `)} || '}'`
-  const rows = sql`from ${sql.table(relation.table)} as ${sql.id(row)}
-    where ${sql.ref(`${row}.${relation.key}`)} = ${sql.ref(`r${depth - 1}.${relation.by}`)}`
+  const { table, key, by } = relation.link
+  const rows = sql`from ${sql.table(table)} as ${sql.id(row)}
+    where ${sql.ref(`${row}.${key}`)} = ${sql.ref(`r${depth - 1}.${by}`)}`
   if (relation.limit === undefined) return sql`coalesce((select ${object} ${rows}), 'null')`
   const json = sql.id(`j${depth}`)
   return sql`(select '[' || coalesce(string_agg(${json}.v, ','), '') || ']' from (select ${object} as v ${rows} order by ${sql.ref(`${row}.id`)} limit ${limit}) as ${json})`
@@ -145,7 +163,7 @@ function positionalIds (parents: readonly Row[], column: string): string {
 export async function relationsAsJson (db: Db, parents: readonly Row[], relations: readonly NestedRelation[]): Promise<Array<Row | undefined>> {
   const answers: Array<Row | undefined> = new Array(parents.length)
   if (parents.length === 0 || relations.length === 0) return answers
-  const keys = [...new Set(relations.map((relation) => relation.by))]
+  const keys = [...new Set(relations.map((relation) => relation.link.by))]
   const values = [...keys.map((key) => positionalIds(parents, key)), ...limitsOf(relations)]
   const compiled = shapesOf(db).compile(`nested ${keys.join(',')} ${shapeOf(relations)}`, values, (slots) => {
     const limits = slots.slice(keys.length)[Symbol.iterator]()

@@ -3,10 +3,9 @@ import {
   type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLSchema, type GraphQLField, type OperationDefinitionNode, type GraphQLNamedType, type GraphQLResolveInfo
 } from 'graphql'
 import type { Db } from '../../db/connect.js'
-import { relationsAsJson, type NestedRelation } from '../../db/relations.js'
-import type { Database } from '../../db/types.js'
-import { commentList, commentsByPostIds } from '../../db/comments.js'
-import { findPostsByIds, postList, postsByAuthorIds, usersByIds } from '../../db/posts.js'
+import { linkedRows, links, relationsAsJson, type Link, type NestedRelation } from '../../db/relations.js'
+import { commentList } from '../../db/comments.js'
+import { postList } from '../../db/posts.js'
 import { userList } from '../../db/users.js'
 import { listLimit } from './inputs.js'
 import { fieldsByColumn, isLoadedType, renamedColumns, selectedColumns, selectedFields, type Fragments, type LoadedType } from './selection.js'
@@ -16,32 +15,27 @@ type Variables = Readonly<Record<string, unknown>>
 
 interface Relation {
   type: LoadedType
-  /** A list of children (with `limit`) or one row (null when missing). */
-  list: boolean
-  /** The parent's column the children are found by: its id for lists, a foreign key for one row. */
-  by: string
-  /** The children's column that equals the parent's `by`. */
-  key: string
-  load: (db: Db, ids: number[], limit: number, columns: readonly string[]) => Promise<ReadonlyMap<number, object>>
-  /** Columns the children always need: their id and the key they are grouped by. */
-  always: readonly string[]
+  link: Link
   order: readonly string[]
 }
 
-const keyOf = (row: Row, relation: Relation): number => Number(row[relation.by])
+const keyOf = (row: Row, relation: Relation): number => Number(row[relation.link.by])
 
-/** The relation fields of each type: what a field's rows are, and the one statement that loads them for all parents. */
+/** Columns the children always need: their id, and for lists the key they are grouped by. */
+const alwaysOf = ({ link }: Relation): readonly string[] => link.list ? ['id', link.key] : ['id']
+
+/** The relation fields of each type: which of db/'s links each follows. */
 const relations: Record<LoadedType, Readonly<Record<string, Relation>>> = {
   User: {
-    posts: { type: 'Post', list: true, by: 'id', key: 'author_id', load: postsByAuthorIds, always: ['id', 'author_id'], order: postList.columns }
+    posts: { type: 'Post', link: links.postsOfAuthor, order: postList.columns }
   },
   Post: {
-    author: { type: 'User', list: false, by: 'author_id', key: 'id', load: async (db, ids, _limit, columns) => usersByIds(db, ids, columns), always: ['id'], order: userList.columns },
-    comments: { type: 'Comment', list: true, by: 'id', key: 'post_id', load: commentsByPostIds, always: ['id', 'post_id'], order: commentList.columns }
+    author: { type: 'User', link: links.authorOf, order: userList.columns },
+    comments: { type: 'Comment', link: links.commentsOfPost, order: commentList.columns }
   },
   Comment: {
-    author: { type: 'User', list: false, by: 'author_id', key: 'id', load: async (db, ids, _limit, columns) => usersByIds(db, ids, columns), always: ['id'], order: userList.columns },
-    post: { type: 'Post', list: false, by: 'post_id', key: 'id', load: async (db, ids, _limit, columns) => findPostsByIds(db, ids, columns), always: ['id'], order: postList.columns }
+    author: { type: 'User', link: links.authorOf, order: userList.columns },
+    post: { type: 'Post', link: links.postOfComment, order: postList.columns }
   }
 }
 
@@ -50,7 +44,7 @@ function keysOf (type: LoadedType, fields: ReadonlyMap<string, unknown>, always:
   const keys = [...always]
   for (const field of fields.keys()) {
     const relation = relations[type][field]
-    if (relation !== undefined) keys.push(relation.by)
+    if (relation !== undefined) keys.push(relation.link.by)
   }
   return keys
 }
@@ -75,8 +69,6 @@ const NONE: readonly never[] = Object.freeze([])
 
 const renamed = { User: renamedColumns('User'), Post: renamedColumns('Post'), Comment: renamedColumns('Comment') }
 
-const tables: Record<LoadedType, keyof Database> = { User: 'users', Post: 'posts', Comment: 'comments' }
-
 const fieldsOf = { User: fieldsByColumn('User'), Post: fieldsByColumn('Post'), Comment: fieldsByColumn('Comment') }
 
 /** Columns as [field, column]. */
@@ -88,13 +80,11 @@ const named = (type: LoadedType, columns: readonly string[]): Array<readonly [st
  * key (those take `run`). Limits are checked here, before anything runs.
  */
 function nested (plan: Plan): NestedRelation[] {
-  return plan.map(({ field, relation, limit, shown, below }) => ({
+  return plan.map(({ field, relation: { type, link }, limit, shown, below }) => ({
     name: field,
-    table: tables[relation.type],
-    key: relation.key,
-    by: relation.by,
-    limit: relation.list ? listLimit(limit) : undefined,
-    columns: named(relation.type, shown),
+    link,
+    limit: link.list ? listLimit(limit) : undefined,
+    columns: named(type, shown),
     below: nested(below)
   }))
 }
@@ -157,7 +147,7 @@ function planFor (type: LoadedType, nodes: readonly FieldNode[], fragments: Frag
           relation,
           limit,
           responseKeys: [...new Set(group.map(responseKey))],
-          columns: selectedColumns(shown, relation.type, relation.order, keysOf(relation.type, shown, relation.always)),
+          columns: selectedColumns(shown, relation.type, relation.order, keysOf(relation.type, shown, alwaysOf(relation))),
           shown: selectedColumns(shown, relation.type, relation.order, []),
           perResponseKey: false,
           below: split.length === 1 ? below : planFor(relation.type, group, fragments, variables)
@@ -193,11 +183,11 @@ async function run (db: Db, plan: Plan, rows: readonly Row[]): Promise<void> {
   if (rows.length === 0 || plan.length === 0) return
   await Promise.all(plan.map(async (fetch) => {
     const { relation } = fetch
-    const limit = relation.list ? listLimit(fetch.limit) : 0
-    const found = await relation.load(db, rows.map((row) => keyOf(row, relation)), limit, fetch.columns)
+    const limit = relation.link.list ? listLimit(fetch.limit) : undefined
+    const found = await linkedRows(db, relation.link, rows.map((row) => keyOf(row, relation)), fetch.columns, limit)
     const children: Row[] = []
     for (const row of rows) {
-      const value = found.get(keyOf(row, relation)) ?? (relation.list ? NONE : null)
+      const value = found.get(keyOf(row, relation)) ?? (relation.link.list ? NONE : null)
       answerFor(row, fetch, value)
       if (Array.isArray(value)) for (const child of value as Row[]) children.push(child)
       else if (value !== null) children.push(value as Row)
