@@ -9,17 +9,21 @@ export const MAX_PREPARED_PER_CONNECTION = 256
 
 type Query = (config: unknown, values?: unknown, callback?: unknown) => unknown
 
+// A select and nothing after it: a list page whose limit is written into its text has no parameter.
+const singleSelect = /^select\s[^;]*$/i
+
 /**
  * Makes `client.query(text, values)` — how Kysely runs every statement — a named prepared
  * statement: PostgreSQL parses and plans the text once per connection instead of at every call,
- * and the Parse message is no longer sent. Statements without parameters (BEGIN, migrations,
- * scripts of several commands) run as they are.
+ * and the Parse message is no longer sent. Other statements without parameters (BEGIN,
+ * migrations, scripts of several commands) run as they are.
  */
 export function preparingStatements (client: pg.PoolClient): void {
   const names = new Map<string, string>()
   const query = client.query.bind(client) as Query
   const prepared: Query = (config, values, callback) => {
-    if (typeof config !== 'string' || !Array.isArray(values) || values.length === 0 || callback !== undefined) {
+    if (typeof config !== 'string' || !Array.isArray(values) || callback !== undefined ||
+      (values.length === 0 && !singleSelect.test(config))) {
       return query(config, values, callback)
     }
     let name = names.get(config)

@@ -13,6 +13,9 @@ interface Template {
 /** Shapes kept per list; past this, a new shape is compiled for its request alone. */
 export const MAX_SHAPES = 256
 
+/** Distinct limits (or sets of limits) a shape writes into its text; past these, they are parameters. */
+export const LITERAL_LIMITS = 8
+
 /**
  * The statements of a list change shape (filters present, sort, columns, paging mode) far less
  * often than values, and building and compiling one with Kysely costs more CPU than running it on
@@ -22,6 +25,7 @@ export const MAX_SHAPES = 256
  */
 export class ShapedStatements {
   readonly #templates = new Map<string, Template>()
+  readonly #literalLimits = new Map<string, Set<string>>()
 
   compile (key: string, values: readonly unknown[], build: (values: readonly unknown[]) => Compilable<unknown> | CompiledQuery<unknown>): CompiledQuery<unknown> {
     let template = this.#templates.get(key)
@@ -32,6 +36,31 @@ export class ShapedStatements {
     }
     const parameters = template.parameters.map((p) => p instanceof Slot ? values[p.index] : p)
     return CompiledQuery.raw(template.sql, parameters)
+  }
+
+  /**
+   * Whether the statements of `shape` write `limits` into their text (`limit 21`) rather than send
+   * them as parameters. PostgreSQL plans a prepared statement anew at every execution while its
+   * LIMIT is a parameter: a generic plan has to assume the limit lets through a tenth of the table,
+   * so it never looks as cheap as one planned for the value, and planning a page's select costs its
+   * server more than running it. With the limit in the text, the generic plan is the plan, and each
+   * connection keeps it. Clients page with one or two limits, so each shape takes the first
+   * `LITERAL_LIMITS` it meets literally; past them a new limit is a parameter, as before, and the
+   * statements a connection prepares stay few whatever limits are asked.
+   */
+  literalLimits (shape: string, limits: readonly number[]): boolean {
+    // Only integers are ever written into a text.
+    if (!limits.every((limit) => Number.isSafeInteger(limit))) return false
+    const written = limits.join(',')
+    let seen = this.#literalLimits.get(shape)
+    if (seen === undefined) {
+      if (this.#literalLimits.size >= MAX_SHAPES) return false
+      this.#literalLimits.set(shape, seen = new Set())
+    }
+    if (seen.has(written)) return true
+    if (seen.size >= LITERAL_LIMITS) return false
+    seen.add(written)
+    return true
   }
 
   get size (): number {

@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import pg from 'pg'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { connect, type Db } from '../db/connect.js'
+import type { KeysetPage } from '../db/pagination.js'
 import { MAX_PREPARED_PER_CONNECTION } from '../db/prepared.js'
 import { parseTimestamptz } from '../db/timestamps.js'
+import { listUsers } from '../db/users.js'
 import { withDatabase } from './helper.js'
 
 const pgParser = pg.types.getTypeParser(1184) as (text: string) => Date
@@ -39,7 +41,10 @@ t.test('timestamptz text parses to the same instant as pg\'s own parser', async 
 })
 
 const serverUrl = process.env.DATABASE_URL
-t.test('a real server prepares each statement once per connection, and only when asked', { skip: serverUrl === undefined || serverUrl === '' ? 'needs DATABASE_URL' : false }, async (t) => {
+const needsServer = { skip: serverUrl === undefined || serverUrl === '' ? 'needs DATABASE_URL' : false }
+
+/** A database of its own on the real server, dropped after the test; `open` connects with one pooled connection. */
+async function ownDatabase (t: Test): Promise<(preparedStatements?: boolean) => Promise<Db>> {
   const name = `tandem_test_${randomBytes(6).toString('hex')}`
   const admin = new pg.Client({ connectionString: serverUrl })
   await admin.connect()
@@ -51,16 +56,23 @@ t.test('a real server prepares each statement once per connection, and only when
     await admin.query(`drop database if exists ${name} with (force)`)
     await admin.end()
   })
-  const open = async (preparedStatements: boolean) => {
+  return async (preparedStatements = true) => {
     const db = await connect({ databaseUrl: url, poolSize: 1, preparedStatements })
     opened.push(db)
     return db
   }
-  const preparedOn = async (db: Db, run: (trx: Db) => Promise<unknown>) => db.connection().execute(async (conn) => {
-    await run(conn)
-    const { rows } = await sql<{ statement: string }>`select statement from pg_prepared_statements where name like 'tandem_%'`.execute(conn)
-    return rows.map((r) => r.statement)
-  })
+}
+
+interface Prepared { statement: string, generic_plans: number, custom_plans: number }
+const preparedOnConnection = async (db: Db, run: (trx: Db) => Promise<unknown>): Promise<Prepared[]> => db.connection().execute(async (conn) => {
+  await run(conn)
+  const { rows } = await sql<Prepared>`select statement, generic_plans, custom_plans from pg_prepared_statements where name like 'tandem_%'`.execute(conn)
+  return rows
+})
+
+t.test('a real server prepares each statement once per connection, and only when asked', needsServer, async (t) => {
+  const open = await ownDatabase(t)
+  const preparedOn = async (db: Db, run: (trx: Db) => Promise<unknown>) => (await preparedOnConnection(db, run)).map((r) => r.statement)
 
   const on = await open(true)
   const statements = await preparedOn(on, async (conn) => {
@@ -80,4 +92,27 @@ t.test('a real server prepares each statement once per connection, and only when
   })
   t.same(sums, sums.map((_, n) => 2 * n), 'every statement answered, prepared or not')
   t.equal(many.length, MAX_PREPARED_PER_CONNECTION, 'a connection keeps at most MAX_PREPARED_PER_CONNECTION; the rest still run')
+})
+
+t.test('a list page keeps one plan per connection: its limit is written into the statement', needsServer, async (t) => {
+  const db = await (await ownDatabase(t))()
+  await db.insertInto('users').values(Array.from({ length: 30 }, (_, i) => ({ name: `plan-${i}`, email: `plan-${i}@example.com` }))).execute()
+  const secret = 'a-secret-of-at-least-thirty-two-characters'
+  const seen: number[][] = []
+  const prepared = await preparedOnConnection(db, async (conn) => {
+    for (let run = 0; run < 8; run++) {
+      const first = await listUsers(conn, { limit: 5 }, { secret }) as KeysetPage
+      const next = await listUsers(conn, { limit: 5, cursor: first.pagination.nextCursor ?? '' }, { secret }) as KeysetPage
+      seen.push([...first.data, ...next.data].map((row) => row.id))
+    }
+  })
+  t.same(seen[7], seen[0], 'every run the same ten users')
+  t.same(new Set(seen[0]).size, 10, 'ten different users')
+  const pages = prepared.filter((p) => p.statement.includes('from "users"') && p.statement.includes('limit 6'))
+  t.equal(pages.length, 2, 'the first page and the cursor page, each prepared once')
+  for (const page of pages) {
+    t.notMatch(page.statement, /limit \$/, 'the limit is in the text')
+    // Planned for its values at most five times (while PostgreSQL compares); then one plan for all.
+    t.ok(page.generic_plans >= 3 && page.custom_plans <= 5, `generic ${page.generic_plans}, custom ${page.custom_plans}: ${page.statement.slice(0, 60)}…`)
+  }
 })

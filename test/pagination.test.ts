@@ -3,7 +3,7 @@ import { sql } from 'kysely'
 import t from 'tap'
 import { encodeCursor } from '../db/cursor.js'
 import { paginate, type KeysetPage, type ListParams, type ListSpec, type Row } from '../db/pagination.js'
-import { MAX_SHAPES, ShapedStatements } from '../db/statements.js'
+import { LITERAL_LIMITS, MAX_SHAPES, ShapedStatements } from '../db/statements.js'
 import { listUsers, userRows } from '../db/users.js'
 import { resetDb, testDb } from './helper.js'
 import { recordSql } from './sql-log.js'
@@ -86,7 +86,7 @@ t.test('a deep keyset page is a row-value comparison, never an OFFSET', async (t
   const statement = recorded.statements[0] ?? ''
   t.notMatch(statement, /offset/i)
   t.match(statement, /\("users"\."created_at", "users"\."id"\) > \(\$1, \$2\)/)
-  t.match(statement, /limit \$\d+/)
+  t.match(statement, /limit 6$/, 'the limit (and one more) in the text')
 })
 
 t.test('cursors that are tampered, foreign, malformed or made under another sort or filters are 400 on cursor', async (t) => {
@@ -201,6 +201,20 @@ t.test('a list shape is compiled once and filled with each request\'s values', a
   t.equal(recorded.statements[0], recorded.statements[1], 'one statement text for both')
   const next = await names('name-2', two.pagination.nextCursor ?? '')
   t.ok(next.data.every((row) => row.id !== two.data[0]?.id && row.id !== two.data[1]?.id), 'the next page goes on')
+})
+
+t.test('a shape writes its first LITERAL_LIMITS limits into its text, later ones are parameters, all answer', async (t) => {
+  await insertUsers(LITERAL_LIMITS + 6)
+  const all = (await userRows(await testDb(), { limit: 100 })).map((row) => row.id)
+  const recorded = recordSql(await testDb())
+  const limits = [...Array.from({ length: LITERAL_LIMITS + 3 }, (_, i) => i + 1), 1, 2]
+  for (const limit of limits) {
+    const page = await listUsers(recorded.db, { limit }, { secret }) as KeysetPage
+    t.same(page.data.map((row) => row.id), all.slice(0, limit), `limit ${limit}: the first ${limit} users`)
+  }
+  const written = recorded.statements.map((text) => /limit (\d+|\$\d+)/.exec(text)?.[1])
+  t.same(written, limits.map((limit, i) => i < LITERAL_LIMITS || limit <= LITERAL_LIMITS ? String(limit + 1) : '$1'),
+    'one more than the limit (to know whether a next page exists), in the text for the first LITERAL_LIMITS, then a parameter')
 })
 
 t.test('past MAX_SHAPES, new shapes are compiled per request and still answer', async (t) => {
