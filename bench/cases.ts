@@ -74,6 +74,13 @@ export const cases: BenchCase[] = [
     requests: (c) => [get('/auth/users', auth(c))]
   },
   {
+    id: 'floor-first-page-limited',
+    title: 'reference: the same with @fastify/rate-limit per caller, as the contract asks',
+    server: 'floor',
+    writes: false,
+    requests: (c) => [get('/limited/users', auth(c))]
+  },
+  {
     id: 'rest-first-page',
     title: 'GET /users?limit=20 (authenticated)',
     server: 'api',

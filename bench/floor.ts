@@ -1,9 +1,11 @@
 // What the framework alone costs: Fastify, the same `pg` pool and prepared keyset query as the
-// baseline, a response schema (fast-json-stringify), and on `/auth/users` an HS256 token checked by
-// @fastify/jwt as the API checks it. No rate limiting, signed cursors, headers or database layer.
+// baseline, a response schema (fast-json-stringify), on `/auth/users` an HS256 token checked by
+// @fastify/jwt as the API checks it, and on `/limited/users` @fastify/rate-limit counting per caller
+// as well. No signed cursors, security headers, versioning, logger or database layer.
 // Started by bench/run.ts as a process of its own:
 //   DATABASE_URL=postgres://… JWT_SECRET=… PORT=3002 node --import tsx bench/floor.ts
 import jwt from '@fastify/jwt'
+import rateLimit from '@fastify/rate-limit'
 import Fastify from 'fastify'
 import { firstPage, referencePool } from './first-page.js'
 
@@ -35,6 +37,10 @@ await app.register(jwt, { secret: process.env.JWT_SECRET ?? 'floor-secret-floor-
 app.get('/health', async () => ({ status: 'ok' }))
 app.get('/users', { schema: { response: page } }, usersPage)
 app.get('/auth/users', { schema: { response: page }, onRequest: async (request) => { await request.jwtVerify() } }, usersPage)
+// The same with @fastify/rate-limit as the contract asks for it (per caller, in memory, the IETF draft's headers).
+await app.register(rateLimit, { global: false, enableDraftSpec: true, max: 1_000_000_000, timeWindow: 60_000 })
+const perCaller = { max: 1_000_000_000, timeWindow: 60_000, keyGenerator: (request: { headers: Record<string, unknown> }) => String(request.headers.authorization) }
+app.get('/limited/users', { schema: { response: page }, config: { rateLimit: perCaller }, onRequest: async (request) => { await request.jwtVerify() } }, usersPage)
 await app.listen({ port: Number(process.env.PORT ?? 3002), host: process.env.HOST ?? '127.0.0.1' })
 
 const close = () => { app.close().then(async () => pool.end()).catch(() => {}) }

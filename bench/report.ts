@@ -46,7 +46,7 @@ function ratio (a: CaseResult | undefined, b: CaseResult | undefined): number | 
   return ratios.length === 0 ? undefined : Math.round(median(ratios) * 100) / 100
 }
 
-export const REST_READS = ['floor-first-page', 'floor-first-page-jwt', 'rest-first-page', 'rest-deep-keyset', 'rest-deep-offset', 'rest-products', 'rest-include-posts']
+export const REST_READS = ['floor-first-page', 'floor-first-page-jwt', 'floor-first-page-limited', 'rest-first-page', 'rest-deep-keyset', 'rest-deep-offset', 'rest-products', 'rest-include-posts']
 
 export function ratiosToBaseline (cases: CaseResult[]): Record<string, number> {
   const ratios: Record<string, number> = {}

@@ -81,8 +81,8 @@ async function startServers (datasetUrl: string): Promise<Servers> {
   if (selected.some((c) => c.server === 'floor')) {
     servers.floor = await startFloor(datasetUrl, jwtSecret, 20, join(logDir, 'floor.log'))
   }
-  // The reference server's `/auth/users` checks the API's own token.
-  if (selected.some((c) => c.server === 'api' || c.id === 'floor-first-page-jwt')) {
+  // The reference server's `/auth/users` and `/limited/users` check the API's own token.
+  if (selected.some((c) => c.server === 'api' || c.id === 'floor-first-page-jwt' || c.id === 'floor-first-page-limited')) {
     const profiling = flags.profile === true ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
     const entry = await apiEntryPoint(flags['no-build'] !== true, log)
     servers.api = await startApi([...profiling, ...entry], {
