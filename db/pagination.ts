@@ -210,8 +210,7 @@ function shapesOf (db: Db, spec: ListSpec): ShapedStatements {
 async function selectPage (db: Db, spec: ListSpec, page: PageQuery): Promise<Row[]> {
   const { sort, columns, filters, after: position } = page
   const selected = columns.includes(sort.field) ? columns : [...columns, sort.field]
-  // The values in the order the builder below takes them: filters, cursor (value, id), limit (unless
-  // written into the text), offset.
+  // The values in the order the builder below takes them: filters, cursor (value, id), offset.
   const values = [...filters.values]
   let afterText = ''
   if (position !== undefined) {
@@ -219,13 +218,10 @@ async function selectPage (db: Db, spec: ListSpec, page: PageQuery): Promise<Row
     if (afterText === 'value') values.push(position.v)
     values.push(position.i)
   }
-  const shape = `${filters.names.join(',')}|${sort.field} ${sort.direction}|${selected.join(',')}|${afterText}|${page.offset === undefined ? '' : 'offset'}`
-  const shapes = shapesOf(db, spec)
-  const literalLimit = shapes.literalLimits(shape, [page.limit])
-  if (!literalLimit) values.push(page.limit)
   if (page.offset !== undefined) values.push(page.offset)
+  const shape = `${filters.names.join(',')}|${sort.field} ${sort.direction}|${selected.join(',')}|${afterText}|${page.offset === undefined ? '' : 'offset'}`
 
-  const compiled = shapes.compile(`${shape}|${literalLimit ? page.limit : '$'}`, values, (slots) => {
+  const compiled = shapesOf(db, spec).compileLimited(shape, values, [page.limit], (slots, [limit]) => {
     let next = filters.values.length
     let query = filtered(db, spec, filters.names, slots)
     if (afterText !== '') {
@@ -234,7 +230,7 @@ async function selectPage (db: Db, spec: ListSpec, page: PageQuery): Promise<Row
     }
     query = selectColumns(query, spec, selected).orderBy(column(spec, sort.field), sort.direction)
     if (sort.field !== 'id') query = query.orderBy(column(spec, 'id'), sort.direction)
-    query = query.limit(literalLimit ? sql.lit(page.limit) : slots[next++] as number)
+    query = query.limit(limit as number)
     return page.offset === undefined ? query : query.offset(slots[next] as number)
   })
   const { rows } = await db.executeQuery(compiled)

@@ -54,15 +54,12 @@ export async function firstChildren<R extends Row> (
 ): Promise<Map<number, R[]>> {
   const byParent = new Map<number, R[]>(parentIds.map((id) => [id, []]))
   if (parentIds.length === 0) return byParent
-  const shapes = shapesOf(db)
   const shape = `children ${table} ${foreignKey} ${columns.join(',')}`
-  const literalLimit = shapes.literalLimits(shape, [limit])
-  const values = literalLimit ? [idArray(parentIds)] : [idArray(parentIds), limit]
-  const compiled = shapes.compile(`${shape} ${literalLimit ? limit : '$'}`, values, ([ids, max]) => sql<R>`
+  const compiled = shapesOf(db).compileLimited(shape, [idArray(parentIds)], [limit], ([ids], [max]) => sql<R>`
     select children.* from unnest(${ids}::bigint[]) as parent (key)
     cross join lateral (
       select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)}
-      where ${sql.ref(foreignKey)} = parent.key order by id limit ${literalLimit ? sql.lit(limit) : max}
+      where ${sql.ref(foreignKey)} = parent.key order by id limit ${max}
     ) children`.compile(db))
   const { rows } = await db.executeQuery<R>(compiled)
   for (const row of rows) byParent.get(Number(row[foreignKey]))?.push(row)
@@ -168,13 +165,9 @@ export async function relationsAsJson (db: Db, parents: readonly Row[], relation
   const answers: Array<Row | undefined> = new Array(parents.length)
   if (parents.length === 0 || relations.length === 0) return answers
   const keys = [...new Set(relations.map((relation) => relation.link.by))]
-  const limits = limitsOf(relations)
-  const shapes = shapesOf(db)
-  const shape = `nested ${keys.join(',')} ${shapeOf(relations)}`
-  const literalLimits = shapes.literalLimits(shape, limits)
-  const values = [...keys.map((key) => positionalIds(parents, key)), ...literalLimits ? [] : limits]
-  const compiled = shapes.compile(`${shape} ${literalLimits ? limits.join(',') : '$'}`, values, (slots) => {
-    const limitsIn = (literalLimits ? limits.map((limit) => sql.lit(limit)) : slots.slice(keys.length))[Symbol.iterator]()
+  const values = keys.map((key) => positionalIds(parents, key))
+  const compiled = shapesOf(db).compileLimited(`nested ${keys.join(',')} ${shapeOf(relations)}`, values, limitsOf(relations), (slots, limits) => {
+    const limitsIn = limits[Symbol.iterator]()
     const shown = relations.map((relation) => sql`${nestedSubquery(relation, 1, limitsIn)} as ${sql.id(relation.name)}`)
     const columns = sql.join(keys.map((key) => sql.id(key)))
     const arrays = sql.join(keys.map((_, i) => sql`${slots[i]}::bigint[]`))

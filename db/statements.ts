@@ -1,4 +1,4 @@
-import { CompiledQuery, type Compilable } from 'kysely'
+import { CompiledQuery, sql, type Compilable } from 'kysely'
 
 /** Where the value at `index` goes, in a statement compiled before the values are known. */
 class Slot {
@@ -39,16 +39,30 @@ export class ShapedStatements {
   }
 
   /**
-   * Whether the statements of `shape` write `limits` into their text (`limit 21`) rather than send
-   * them as parameters. PostgreSQL plans a prepared statement anew at every execution while its
-   * LIMIT is a parameter: a generic plan has to assume the limit lets through a tenth of the table,
-   * so it never looks as cheap as one planned for the value, and planning a page's select costs its
-   * server more than running it. With the limit in the text, the generic plan is the plan, and each
-   * connection keeps it. Clients page with one or two limits, so each shape takes the first
-   * `LITERAL_LIMITS` it meets literally; past them a new limit is a parameter, as before, and the
-   * statements a connection prepares stay few whatever limits are asked.
+   * `compile` for a statement with limits (`limit 21`), which `build` receives apart from the other
+   * values: each is either the number itself, to be written into the text, or its slot.
+   *
+   * PostgreSQL plans a prepared statement anew at every execution while its LIMIT is a parameter: a
+   * generic plan has to assume the limit lets through a tenth of the table, so it never looks as cheap
+   * as one planned for the value, and planning a page's select costs its server more than running it.
+   * With the limit in the text the generic plan is the plan, and each connection keeps it. Clients
+   * page with one or two limits, so each shape writes the first `LITERAL_LIMITS` it meets into its
+   * text; past them a new limit is a parameter, so that what a connection prepares stays bounded
+   * whatever limits are asked.
    */
-  literalLimits (shape: string, limits: readonly number[]): boolean {
+  compileLimited (
+    shape: string,
+    values: readonly unknown[],
+    limits: readonly number[],
+    build: (values: readonly unknown[], limits: readonly unknown[]) => Compilable<unknown> | CompiledQuery<unknown>
+  ): CompiledQuery<unknown> {
+    if (!this.#writesLimits(shape, limits)) {
+      return this.compile(`${shape}|$`, [...values, ...limits], (slots) => build(slots.slice(0, values.length), slots.slice(values.length)))
+    }
+    return this.compile(`${shape}|${limits.join(',')}`, values, (slots) => build(slots, limits.map((limit) => sql.lit(limit))))
+  }
+
+  #writesLimits (shape: string, limits: readonly number[]): boolean {
     // Only integers are ever written into a text.
     if (!limits.every((limit) => Number.isSafeInteger(limit))) return false
     const written = limits.join(',')
