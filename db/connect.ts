@@ -1,4 +1,4 @@
-import { Kysely, Migrator, PostgresDialect } from 'kysely'
+import { Kysely, Migrator, PostgresDialect, type CompiledQuery } from 'kysely'
 import pg from 'pg'
 import { migrations } from './migrations/index.js'
 import { preparingStatements } from './prepared.js'
@@ -64,6 +64,23 @@ function realServer (databaseUrl: string, options: ConnectOptions): Db {
 }
 
 const pools = new WeakMap<Db, pg.Pool>()
+
+/**
+ * The rows of a compiled read. On a server's own pool it runs on a pooled client directly: Kysely's
+ * executor passes every statement through about ten promises (connection provider, drivers, result
+ * transform), 8 µs of the API's CPU per served list page. Any other handle (the embedded database,
+ * a transaction, a Kysely with plugins) runs it through Kysely.
+ */
+export async function readRows<R> (db: Db, compiled: CompiledQuery<R>): Promise<R[]> {
+  const pool = pools.get(db)
+  if (pool === undefined) return (await db.executeQuery(compiled)).rows
+  const client = await pool.connect()
+  try {
+    return (await client.query<R & pg.QueryResultRow>(compiled.sql, compiled.parameters as unknown[])).rows
+  } finally {
+    client.release()
+  }
+}
 
 /**
  * Resolves once no statement has run for `quietMillis` (or after `timeoutMillis` at most). A server

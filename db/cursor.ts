@@ -36,12 +36,20 @@ function sign (secret: string, body: string): string {
   return createHmac('sha256', keyOf(secret)).update(body).digest('base64url').slice(0, SIGNATURE_CHARS)
 }
 
+// Fingerprints by the filters' canonical JSON: most pages of a list are asked with the same few filters.
+const fingerprints = new Map<string, string>()
+
 /** A short, stable fingerprint of the filters a list was made with. */
 export function fingerprint (filters: Record<string, unknown>): string {
-  const canonical = Object.keys(filters).sort()
+  const canonical = JSON.stringify(Object.keys(filters).sort()
     .filter((key) => filters[key] !== undefined)
-    .map((key) => [key, filters[key]])
-  return hash('sha256', JSON.stringify(canonical), 'base64url').slice(0, 12)
+    .map((key) => [key, filters[key]]))
+  let print = fingerprints.get(canonical)
+  if (print === undefined) {
+    if (fingerprints.size >= 1024) fingerprints.clear()
+    fingerprints.set(canonical, print = hash('sha256', canonical, 'base64url').slice(0, 12))
+  }
+  return print
 }
 
 export function encodeCursor (secret: string, position: CursorPosition): string {

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely'
 import { badRequest } from '../schema/errors.js'
 import { decodeCursor, encodeCursor, fingerprint, type CursorPosition, type KeyValue } from './cursor.js'
-import type { Db } from './connect.js'
+import { readRows, type Db } from './connect.js'
 import { ShapedStatements } from './statements.js'
 import type { Database } from './types.js'
 
@@ -233,8 +233,7 @@ async function selectPage (db: Db, spec: ListSpec, page: PageQuery): Promise<Row
     query = query.limit(limit as number)
     return page.offset === undefined ? query : query.offset(slots[next] as number)
   })
-  const { rows } = await db.executeQuery(compiled)
-  return rows as Row[]
+  return await readRows(db, compiled) as Row[]
 }
 
 /**
@@ -293,10 +292,10 @@ export async function paginate (db: Db, spec: ListSpec, params: ListParams, cont
     if (position.f !== fingerprinted) throw badRequest('cursor was made under other filters', 'cursor')
   }
   // One row more than asked says whether there is a next page.
-  const [rows, count] = await Promise.all([
-    selectPage(db, spec, { sort, columns, filters, after: position, limit: limit + 1 }),
-    total === undefined ? undefined : countRows(db, spec, filters, total === 'estimated')
-  ])
+  const page = { sort, columns, filters, after: position, limit: limit + 1 }
+  const [rows, count] = total === undefined
+    ? [await selectPage(db, spec, page), undefined]
+    : await Promise.all([selectPage(db, spec, page), countRows(db, spec, filters, total === 'estimated')])
   const hasMore = rows.length > limit
   if (hasMore) rows.length = limit
   const last = rows[rows.length - 1]

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
 import { badRequest } from '../schema/errors.js'
-import type { Db } from './connect.js'
+import { readRows, type Db } from './connect.js'
 import { ShapedStatements } from './statements.js'
 import type { Database } from './types.js'
 
@@ -61,7 +61,7 @@ export async function firstChildren<R extends Row> (
       select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)}
       where ${sql.ref(foreignKey)} = parent.key order by id limit ${max}
     ) children`.compile(db))
-  const { rows } = await db.executeQuery<R>(compiled)
+  const rows = await readRows<R>(db, compiled)
   for (const row of rows) byParent.get(Number(row[foreignKey]))?.push(row)
   return byParent
 }
@@ -72,7 +72,7 @@ export async function rowsById<R extends Row> (db: Db, table: keyof Database, id
   if (ids.length === 0) return found
   const compiled = shapesOf(db).compile(`by id ${table} ${columns.join(',')}`, [idArray(ids)], ([wanted]) =>
     sql<R>`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)} where id = any(${wanted}::bigint[])`.compile(db))
-  const { rows } = await db.executeQuery<R>(compiled)
+  const rows = await readRows<R>(db, compiled)
   for (const row of rows) found.set(Number(row.id), row)
   return found
 }
@@ -173,7 +173,7 @@ export async function relationsAsJson (db: Db, parents: readonly Row[], relation
     const arrays = sql.join(keys.map((_, i) => sql`${slots[i]}::bigint[]`))
     return sql<Row>`select r0.at, ${sql.join(shown)} from unnest(${arrays}) with ordinality as r0 (${columns}, at)`.compile(db)
   })
-  const { rows } = await db.executeQuery<Row>(compiled)
+  const rows = await readRows<Row>(db, compiled)
   for (const row of rows) {
     for (const { name } of relations) row[name] = JSON.parse(row[name] as string)
     answers[Number(row.at) - 1] = row

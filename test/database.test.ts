@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import fc from 'fast-check'
-import { sql } from 'kysely'
+import { CamelCasePlugin, sql } from 'kysely'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import { connect, type Db } from '../db/connect.js'
@@ -115,4 +115,22 @@ t.test('a list page keeps one plan per connection: its limit is written into the
     // Planned for its values at most five times (while PostgreSQL compares); then one plan for all.
     t.ok(page.generic_plans >= 3 && page.custom_plans <= 5, `generic ${page.generic_plans}, custom ${page.custom_plans}: ${page.statement.slice(0, 60)}…`)
   }
+})
+
+t.test('a page read on the pool directly is prepared like any other; another Kysely still applies its plugins', needsServer, async (t) => {
+  const db = await (await ownDatabase(t))()
+  await db.insertInto('users').values(Array.from({ length: 8 }, (_, i) => ({ name: `pool-${i}`, email: `pool-${i}@example.com` }))).execute()
+  const secret = 'a-secret-of-at-least-thirty-two-characters'
+  for (let run = 0; run < 8; run++) {
+    const page = await listUsers(db, { limit: 3 }, { secret }) as KeysetPage
+    t.same(page.data.map((row) => row.name), ['pool-0', 'pool-1', 'pool-2'], `run ${run}: the first three users`)
+  }
+  // One pooled connection: this query sees what the pages prepared.
+  const { rows } = await sql<Prepared>`select statement, generic_plans, custom_plans from pg_prepared_statements where name like 'tandem_%'`.execute(db)
+  const pages = rows.filter((p) => p.statement.includes('from "users"') && p.statement.includes('limit 4'))
+  t.equal(pages.length, 1, 'the page was prepared once on its connection')
+  t.ok((pages[0]?.generic_plans ?? 0) >= 7, 'and PostgreSQL kept its generic plan')
+
+  const camel = await listUsers(db.withPlugin(new CamelCasePlugin()), { limit: 1 }, { secret }) as KeysetPage
+  t.ok('createdAt' in (camel.data[0] ?? {}), 'a Kysely with plugins reads through Kysely: its result transform applies')
 })
