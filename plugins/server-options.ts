@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import type { ResolvedConfig } from './config.js'
 import { toErrorResponse } from './errors.js'
+import { requestLogger } from './request-logger.js'
 import { requestIdOf } from './security.js'
 
 // Query parameters whose values never reach the log: credentials, and GraphQL documents and
@@ -58,6 +59,7 @@ export function serverOptions (config: Pick<ResolvedConfig, 'logLevel'>): Fastif
     // (Fastify's `requestIdHeader` would take any value as it comes).
     requestIdHeader: false,
     genReqId: requestIdOf,
+    childLoggerFactory: requestLogger,
     return503OnClosing: true,
     forceCloseConnections: 'idle'
   }
