@@ -134,3 +134,11 @@ t.test('a page read on the pool directly is prepared like any other; another Kys
   const camel = await listUsers(db.withPlugin(new CamelCasePlugin()), { limit: 1 }, { secret }) as KeysetPage
   t.ok('createdAt' in (camel.data[0] ?? {}), 'a Kysely with plugins reads through Kysely: its result transform applies')
 })
+
+t.test('an author\'s name read by id comes from an index alone', needsServer, async (t) => {
+  const db = await (await ownDatabase(t))()
+  await db.insertInto('users').values(Array.from({ length: 2000 }, (_, i) => ({ name: `author-${i}`, email: `author-${i}@example.com` }))).execute()
+  await sql`vacuum analyze users`.execute(db)
+  const { rows } = await sql<{ 'QUERY PLAN': string }>`explain select name from users where id = 1234`.execute(db)
+  t.match(rows.map((row) => row['QUERY PLAN']).join('\n'), /Index Only Scan using users_id_name_idx/)
+})

@@ -5,6 +5,7 @@ import * as idempotency from './0003_idempotency.js'
 import * as posts from './0004_posts.js'
 import * as persistedQueries from './0006_persisted_queries.js'
 import * as learntQueries from './0007_learnt_queries.js'
+import * as authorNames from './0008_author_names.js'
 
 /** Every migration, in order. Listed statically so that they ship inside `dist/` with no file lookups. */
 export const migrations: Record<string, Migration> = {
@@ -13,5 +14,6 @@ export const migrations: Record<string, Migration> = {
   '0003_idempotency': idempotency,
   '0004_posts': posts,
   '0006_persisted_queries': persistedQueries,
-  '0007_learnt_queries': learntQueries
+  '0007_learnt_queries': learntQueries,
+  '0008_author_names': authorNames
 }
