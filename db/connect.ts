@@ -68,8 +68,9 @@ const pools = new WeakMap<Db, pg.Pool>()
 /**
  * The rows of a compiled read. On a server's own pool it runs on a pooled client directly: Kysely's
  * executor passes every statement through about ten promises (connection provider, drivers, result
- * transform), 8 µs of the API's CPU per served list page. Any other handle (the embedded database,
- * a transaction, a Kysely with plugins) runs it through Kysely.
+ * transform), 8 µs of the API's CPU per served list page. Not `pool.query`: it hands the client a
+ * callback, and `preparingStatements` leaves such calls unprepared. Any other handle (the embedded
+ * database, a transaction, a Kysely with plugins) runs it through Kysely.
  */
 export async function readRows<R> (db: Db, compiled: CompiledQuery<R>): Promise<R[]> {
   const pool = pools.get(db)
