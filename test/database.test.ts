@@ -64,10 +64,12 @@ async function ownDatabase (t: Test): Promise<(preparedStatements?: boolean) => 
 }
 
 interface Prepared { statement: string, generic_plans: number, custom_plans: number }
+/** The statements Tandem prepared on the connection `db` runs on. */
+const preparedStatements = async (db: Db): Promise<Prepared[]> =>
+  (await sql<Prepared>`select statement, generic_plans, custom_plans from pg_prepared_statements where name like 'tandem_%'`.execute(db)).rows
 const preparedOnConnection = async (db: Db, run: (trx: Db) => Promise<unknown>): Promise<Prepared[]> => db.connection().execute(async (conn) => {
   await run(conn)
-  const { rows } = await sql<Prepared>`select statement, generic_plans, custom_plans from pg_prepared_statements where name like 'tandem_%'`.execute(conn)
-  return rows
+  return preparedStatements(conn)
 })
 
 t.test('a real server prepares each statement once per connection, and only when asked', needsServer, async (t) => {
@@ -126,8 +128,7 @@ t.test('a page read on the pool directly is prepared like any other; another Kys
     t.same(page.data.map((row) => row.name), ['pool-0', 'pool-1', 'pool-2'], `run ${run}: the first three users`)
   }
   // One pooled connection: this query sees what the pages prepared.
-  const { rows } = await sql<Prepared>`select statement, generic_plans, custom_plans from pg_prepared_statements where name like 'tandem_%'`.execute(db)
-  const pages = rows.filter((p) => p.statement.includes('from "users"') && p.statement.includes('limit 4'))
+  const pages = (await preparedStatements(db)).filter((p) => p.statement.includes('from "users"') && p.statement.includes('limit 4'))
   t.equal(pages.length, 1, 'the page was prepared once on its connection')
   t.ok((pages[0]?.generic_plans ?? 0) >= 7, 'and PostgreSQL kept its generic plan')
 
