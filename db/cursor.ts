@@ -1,5 +1,6 @@
-import { createHmac, createSecretKey, hash, timingSafeEqual, type KeyObject } from 'node:crypto'
+import { hash, timingSafeEqual } from 'node:crypto'
 import { badRequest } from '../schema/errors.js'
+import { hmacBase64url } from './hmac.js'
 
 export type KeyValue = string | number | null
 
@@ -20,20 +21,8 @@ export interface CursorPosition {
 // 12 bytes of HMAC-SHA256: 16 base64url characters, no padding.
 const SIGNATURE_CHARS = 16
 
-// A key object per secret: HMAC with a string key imports the key again at every signature.
-const keys = new Map<string, KeyObject>()
-
-function keyOf (secret: string): KeyObject {
-  let key = keys.get(secret)
-  if (key === undefined) {
-    if (keys.size >= 16) keys.clear()
-    keys.set(secret, key = createSecretKey(Buffer.from(secret)))
-  }
-  return key
-}
-
 function sign (secret: string, body: string): string {
-  return createHmac('sha256', keyOf(secret)).update(body).digest('base64url').slice(0, SIGNATURE_CHARS)
+  return hmacBase64url(secret, body).slice(0, SIGNATURE_CHARS)
 }
 
 // Fingerprints by the filters' canonical JSON: most pages of a list are asked with the same few filters.
