@@ -1,4 +1,4 @@
-import type pg from 'pg'
+import pg from 'pg'
 
 /**
  * Distinct statements a connection keeps prepared. Queries are built from a few shapes, so a
@@ -11,6 +11,20 @@ type Query = (config: unknown, values?: unknown, callback?: unknown) => unknown
 
 // A select and nothing after it: a list page whose limit is written into its text has no parameter.
 const singleSelect = /^select\s[^;]*$/i
+
+/**
+ * Runs `text` as pg's own `Query`, named when `name` is given. Handing the client a query object
+ * skips what `client.query(config)` does with a config object: a copy of it through property
+ * descriptors and a second promise to rewrite error stacks (2–3 µs of a served list page).
+ */
+function run (submit: Query, text: string, values: unknown[], name: string | undefined): Promise<pg.QueryResult> {
+  const query = new pg.Query(text, values) as pg.Query & { name?: string, callback?: (error: Error | undefined, result: pg.QueryResult) => void }
+  if (name !== undefined) query.name = name
+  return new Promise((resolve, reject) => {
+    query.callback = (error, result) => { if (error == null) resolve(result); else reject(error) }
+    submit(query)
+  })
+}
 
 /**
  * Makes `client.query(text, values)` — how Kysely runs every statement — a named prepared
@@ -27,12 +41,11 @@ export function preparingStatements (client: pg.PoolClient): void {
       return query(config, values, callback)
     }
     let name = names.get(config)
-    if (name === undefined) {
-      if (names.size >= MAX_PREPARED_PER_CONNECTION) return query(config, values)
+    if (name === undefined && names.size < MAX_PREPARED_PER_CONNECTION) {
       name = `tandem_${names.size + 1}`
       names.set(config, name)
     }
-    return query({ name, text: config, values })
+    return run(query, config, values, name)
   }
   client.query = prepared as typeof client.query
 }
