@@ -13,6 +13,18 @@ const digit = (text: string, at: number): number => text.charCodeAt(at) - 48
 const twoDigits = (text: string, at: number): number => digit(text, at) * 10 + digit(text, at + 1)
 
 /**
+ * Days from 1970-01-01 to a date of the proleptic Gregorian calendar, as Date.UTC counts them
+ * (H. Hinnant's `days_from_civil`): arithmetic, where Date.UTC is a call into the runtime.
+ */
+function daysFromCivil (year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year
+  const era = Math.floor(y / 400)
+  const yearOfEra = y - era * 400
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1
+  return era * 146_097 + yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear - 719_468
+}
+
+/**
  * PostgreSQL's text form of a `timestamptz` (`2026-11-21 02:26:12.123+00`) as a Date, without the
  * regular expressions of `postgres-date`, which pg uses by default: every list row carries one or
  * more of these, and parsing them was the costliest part of reading a row. Anything but the common
@@ -38,17 +50,8 @@ export function parseTimestamptz (text: string): Date {
   if (length === at + 6 && text.charCodeAt(at + 3) === COLON) offsetMinutes += twoDigits(text, at + 4)
   else if (length !== at + 3) return fallback(text)
   const year = twoDigits(text, 0) * 100 + twoDigits(text, 2)
-  // Date.UTC reads the years 0–99 as 1900–1999.
-  if (year < 100) return fallback(text)
-  const utc = Date.UTC(
-    year,
-    twoDigits(text, 5) - 1,
-    twoDigits(text, 8),
-    twoDigits(text, 11),
-    twoDigits(text, 14),
-    twoDigits(text, 17),
-    Math.floor(millis)
-  )
+  const utc = ((daysFromCivil(year, twoDigits(text, 5), twoDigits(text, 8)) * 24 + twoDigits(text, 11)) * 60 +
+    twoDigits(text, 14)) * 60_000 + twoDigits(text, 17) * 1000 + Math.floor(millis)
   const date = new Date(sign === PLUS ? utc - offsetMinutes * 60_000 : utc + offsetMinutes * 60_000)
   return Number.isNaN(date.getTime()) ? fallback(text) : date
 }
