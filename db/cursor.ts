@@ -1,4 +1,4 @@
-import { hash, timingSafeEqual } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { badRequest } from '../schema/errors.js'
 import { hmacBase64url } from './hmac.js'
 
@@ -48,12 +48,19 @@ export function encodeCursor (secret: string, position: CursorPosition): string 
 
 const invalid = () => badRequest('cursor is malformed or was not made by this server', 'cursor')
 
+/** Whether two signatures are equal, in a time that does not depend on where they differ. */
+function sameSignature (given: string, expected: string): boolean {
+  let difference = given.length ^ expected.length
+  for (let at = 0; at < expected.length; at++) difference |= given.charCodeAt(at) ^ expected.charCodeAt(at)
+  return difference === 0
+}
+
 /** Verifies the signature and shape of a cursor; a bad one is a 400 on `cursor`. */
 export function decodeCursor (secret: string, cursor: string): CursorPosition {
-  const [body, signature, extra] = cursor.split('.')
-  if (body === undefined || signature === undefined || extra !== undefined) throw invalid()
-  const given = Buffer.from(signature)
-  if (given.length !== SIGNATURE_CHARS || !timingSafeEqual(given, Buffer.from(sign(secret, body)))) throw invalid()
+  const dot = cursor.indexOf('.')
+  if (dot === -1) throw invalid()
+  const body = cursor.slice(0, dot)
+  if (!sameSignature(cursor.slice(dot + 1), sign(secret, body))) throw invalid()
   let position: unknown
   try {
     position = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'))
