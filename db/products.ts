@@ -54,7 +54,7 @@ export async function listProducts (db: Db, params: ListParams & ProductFilters,
   parseInclude([], params.include)
   const { category, price_min: min, price_max: max, in_stock: inStock, q } = params
   if (min !== undefined && max !== undefined && min > max) throw unprocessable('price_min must not be above price_max', 'price_min')
-  return paginate(db, productList, params, { ...context, filters: { category, price_min: min, price_max: max, in_stock: inStock, q } })
+  return await paginate(db, productList, params, { ...context, filters: { category, price_min: min, price_max: max, in_stock: inStock, q } })
 }
 
 export async function findProduct (db: Db, id: number, fields?: string, include?: string): Promise<ProductSelection | undefined> {

@@ -29,7 +29,7 @@ export interface UserFilters {
 
 export async function listUsers (db: Db, params: ListParams & UserFilters, context: Omit<ListContext, 'filters'>): Promise<ListPage> {
   const filters = { email: params.email?.toLowerCase(), name: params.name, q: params.q }
-  return paginate(db, userList, params, { ...context, filters })
+  return await paginate(db, userList, params, { ...context, filters })
 }
 
 /** Users in id order from `offset` on, without a cursor or a count (the query style's `users`). */
