@@ -25,18 +25,21 @@ function sign (secret: string, body: string): string {
   return hmacBase64url(secret, body).slice(0, SIGNATURE_CHARS)
 }
 
+const printOf = (canonical: string): string => hash('sha256', canonical, 'base64url').slice(0, 12)
+// The fingerprint of no filters at all, the most common list: nothing to sort, serialize or look up.
+const UNFILTERED = printOf('[]')
 // Fingerprints by the filters' canonical JSON: most pages of a list are asked with the same few filters.
 const fingerprints = new Map<string, string>()
 
 /** A short, stable fingerprint of the filters a list was made with. */
 export function fingerprint (filters: Record<string, unknown>): string {
-  const canonical = JSON.stringify(Object.keys(filters).sort()
-    .filter((key) => filters[key] !== undefined)
-    .map((key) => [key, filters[key]]))
+  const given = Object.keys(filters).filter((key) => filters[key] !== undefined)
+  if (given.length === 0) return UNFILTERED
+  const canonical = JSON.stringify(given.sort().map((key) => [key, filters[key]]))
   let print = fingerprints.get(canonical)
   if (print === undefined) {
     if (fingerprints.size >= 1024) fingerprints.clear()
-    fingerprints.set(canonical, print = hash('sha256', canonical, 'base64url').slice(0, 12))
+    fingerprints.set(canonical, print = printOf(canonical))
   }
   return print
 }
