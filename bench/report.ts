@@ -37,14 +37,17 @@ const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floo
 
 /**
  * How `a`'s req/s compares with `b`'s: with several passes, the median of the ratios within each
- * pass, since the two cases of one pass ran seconds apart, under the same conditions.
+ * pass, since the two cases of one pass ran seconds apart, under the same conditions. Unrounded:
+ * a target is judged on this, never on the rounded figure a table shows.
  */
 function ratio (a: CaseResult | undefined, b: CaseResult | undefined): number | undefined {
   if (a === undefined || b === undefined) return undefined
   const pairs = (a.passes ?? [a.reqPerSec]).map((value, i) => [value, (b.passes ?? [b.reqPerSec])[i] ?? 0] as const)
   const ratios = pairs.filter(([, of]) => of > 0).map(([value, of]) => value / of)
-  return ratios.length === 0 ? undefined : Math.round(median(ratios) * 100) / 100
+  return ratios.length === 0 ? undefined : median(ratios)
 }
+
+const rounded = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits
 
 export const REST_READS = ['floor-first-page', 'floor-first-page-jwt', 'floor-first-page-limited', 'rest-first-page', 'rest-deep-keyset', 'rest-deep-offset', 'rest-products', 'rest-include-posts']
 
@@ -52,7 +55,7 @@ export function ratiosToBaseline (cases: CaseResult[]): Record<string, number> {
   const ratios: Record<string, number> = {}
   for (const id of REST_READS) {
     const value = ratio(byId(cases, id), byId(cases, 'baseline'))
-    if (value !== undefined) ratios[id] = value
+    if (value !== undefined) ratios[id] = rounded(value, 2)
   }
   return ratios
 }
@@ -61,7 +64,8 @@ function atLeast (name: string, value: number | undefined, wanted: number, unit:
   return {
     name,
     wanted: `≥ ${wanted}${unit}`,
-    measured: value === undefined ? 'not measured' : `${value}${unit}`,
+    // Ratios with three digits, so that one just under its target does not read as on it.
+    measured: value === undefined ? 'not measured' : `${unit === '×' ? rounded(value, 3) : value}${unit}`,
     met: value === undefined ? null : value >= wanted
   }
 }
