@@ -357,7 +357,9 @@ function link (url: string, name: string, value: string): string {
 
 function parameterName (pair: string): string {
   const equals = pair.indexOf('=')
-  const raw = (equals === -1 ? pair : pair.slice(0, equals)).replaceAll('+', ' ')
+  const name = equals === -1 ? pair : pair.slice(0, equals)
+  if (!name.includes('%') && !name.includes('+')) return name
+  const raw = name.replaceAll('+', ' ')
   try {
     return decodeURIComponent(raw)
   } catch {
