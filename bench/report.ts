@@ -64,8 +64,8 @@ function atLeast (name: string, value: number | undefined, wanted: number, unit:
   return {
     name,
     wanted: `≥ ${wanted}${unit}`,
-    // Ratios with three digits, so that one just under its target does not read as on it.
-    measured: value === undefined ? 'not measured' : `${unit === '×' ? rounded(value, 3) : value}${unit}`,
+    // Ratios cut (not rounded) to three digits, so that one just under its target reads as under it.
+    measured: value === undefined ? 'not measured' : `${unit === '×' ? Math.floor(value * 1000) / 1000 : value}${unit}`,
     met: value === undefined ? null : value >= wanted
   }
 }
