@@ -77,8 +77,8 @@ export function readRows<R> (db: Db, compiled: CompiledQuery<R>): Promise<R[]> {
   // Callbacks, not promises, between the pool and the statement: one promise per read instead of three.
   return new Promise((resolve, reject) => {
     pool.connect((connectError, client, release) => {
-      if (connectError !== undefined || client === undefined) {
-        reject(connectError)
+      if (client === undefined) {
+        reject(connectError ?? new Error('the pool handed out no connection'))
         return
       }
       client.query<R & pg.QueryResultRow>(compiled.sql, compiled.parameters as unknown[], (error, result) => {
