@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { describes, rowShape, type RowShape } from './rows.js'
 
 /**
  * Distinct statements a connection keeps prepared. Queries are built from a few shapes, so a
@@ -14,14 +15,73 @@ const singleSelect = /^select\s[^;]*$/i
 
 type Done = (error: Error | undefined, result: pg.QueryResult) => void
 
+type Parser = (text: string) => unknown
+interface DataRow { fields: Array<string | null> }
+interface RowDescription { fields: pg.FieldDef[] }
+/** What pg's `Query` calls on itself as the server answers (pg 8's submittable protocol). */
+interface QueryHandlers {
+  handleRowDescription: (message: RowDescription) => void
+  handleDataRow: (message: DataRow) => void
+}
+const pgQuery = pg.Query.prototype as unknown as QueryHandlers
+
 /**
- * Runs `text` as pg's own `Query`, named when `name` is given. Handing the client a query object
+ * pg's `Query`, its rows made by the statement's `RowShape` (db/rows.ts) instead of pg's generic
+ * copy-and-store; the shape is kept per connection and statement name, checked against every
+ * RowDescription. Anything else — unnamed statements, binary columns — is pg's own behaviour.
+ */
+class ShapedQuery extends pg.Query {
+  declare name?: string
+  declare callback?: Done
+  declare _result: { fields: pg.FieldDef[], rows: unknown[], _types: { getTypeParser: (oid: number, format: string) => Parser } }
+  declare _canceledDueToError: unknown
+  declare _accumulateRows: boolean
+  private shape: RowShape | undefined
+  private readonly shapes: Map<string, RowShape>
+
+  constructor (text: string, values: unknown[], shapes: Map<string, RowShape>) {
+    super(text, values)
+    this.shapes = shapes
+  }
+
+  handleRowDescription (message: RowDescription): void {
+    const name = this.name
+    if (name === undefined) return pgQuery.handleRowDescription.call(this, message)
+    let shape = this.shapes.get(name)
+    if (shape === undefined || !describes(shape, message.fields)) {
+      shape = rowShape(message.fields, (oid) => this._result._types.getTypeParser(oid, 'text'))
+      if (shape === undefined) {
+        this.shapes.delete(name)
+        return pgQuery.handleRowDescription.call(this, message)
+      }
+      this.shapes.set(name, shape)
+    }
+    this.shape = shape
+    this._result.fields = message.fields
+    this._accumulateRows = true
+  }
+
+  handleDataRow (message: DataRow): void {
+    const shape = this.shape
+    if (shape === undefined) return pgQuery.handleDataRow.call(this, message)
+    // As pg does: a value its parser refuses fails the query once the server is done with it.
+    if (this._canceledDueToError !== false) return
+    try {
+      this._result.rows.push(shape.build(message.fields, shape.parsers))
+    } catch (error) {
+      this._canceledDueToError = error
+    }
+  }
+}
+
+/**
+ * Runs `text` as a `ShapedQuery`, named when `name` is given. Handing the client a query object
  * skips what `client.query(config)` does with a config object: a copy of it through property
  * descriptors and a second promise to rewrite a failed query's stack (11–14 µs of the API's CPU per
  * served list page, BENCHMARKS.md). Kysely still adds its caller's stack to a failed statement.
  */
-function submit (original: Query, text: string, values: unknown[], name: string | undefined, done: Done): void {
-  const query = new pg.Query(text, values) as pg.Query & { name?: string, callback?: Done }
+function submit (original: Query, text: string, values: unknown[], name: string | undefined, shapes: Map<string, RowShape>, done: Done): void {
+  const query = new ShapedQuery(text, values, shapes)
   if (name !== undefined) query.name = name
   query.callback = done
   original(query)
@@ -35,6 +95,7 @@ function submit (original: Query, text: string, values: unknown[], name: string 
  */
 export function preparingStatements (client: pg.PoolClient): void {
   const names = new Map<string, string>()
+  const shapes = new Map<string, RowShape>()
   const query = client.query.bind(client) as Query
   const prepared: Query = (config, values, callback) => {
     if (typeof config !== 'string' || !Array.isArray(values) || (callback !== undefined && typeof callback !== 'function') ||
@@ -47,11 +108,11 @@ export function preparingStatements (client: pg.PoolClient): void {
       names.set(config, name)
     }
     if (callback !== undefined) {
-      submit(query, config, values, name, callback as Done)
+      submit(query, config, values, name, shapes, callback as Done)
       return undefined
     }
     return new Promise((resolve, reject) => {
-      submit(query, config, values, name, (error, result) => { if (error == null) resolve(result); else reject(error) })
+      submit(query, config, values, name, shapes, (error, result) => { if (error == null) resolve(result); else reject(error) })
     })
   }
   client.query = prepared as typeof client.query

@@ -5,7 +5,7 @@ import pg from 'pg'
 import t, { type Test } from 'tap'
 import { connect, type Db } from '../db/connect.js'
 import type { KeysetPage } from '../db/pagination.js'
-import { MAX_PREPARED_PER_CONNECTION } from '../db/prepared.js'
+import { MAX_PREPARED_PER_CONNECTION, preparingStatements } from '../db/prepared.js'
 import { parseTimestamptz } from '../db/timestamps.js'
 import { listUsers } from '../db/users.js'
 import { withDatabase } from './helper.js'
@@ -142,4 +142,34 @@ t.test('an author\'s name read by id comes from an index alone', needsServer, as
   await sql`vacuum analyze users`.execute(db)
   const { rows } = await sql<{ 'QUERY PLAN': string }>`explain select name from users where id = 1234`.execute(db)
   t.match(rows.map((row) => row['QUERY PLAN']).join('\n'), /Index Only Scan using users_id_name_idx/)
+})
+
+t.test('prepared statements make the rows pg makes, and a value their parser refuses fails that query alone', needsServer, async (t) => {
+  const open = await ownDatabase(t)
+  const [prepared, plain] = [await open(true), await open(false)]
+  // Every column type the API reads, nulls, two columns of one name, and one pg must make itself.
+  const read = async (db: Db, n: number) => [...(await sql<Record<string, unknown>>`
+    select ${n}::int4 as id, ${`name ${n}`}::text as name, 12345678901::int8 as big, 19.99::numeric as price,
+      ${n % 2 === 0}::bool as flag, '2026-11-22 10:00:00.123+05:30'::timestamptz as at, '{"a":[1,null]}'::jsonb as doc,
+      array['x', null]::text[] as tags, null::text as nothing, 'first' as id, 2.5::float8 as "we""ird"
+    from generate_series(1, 3)`.execute(db)).rows,
+  ...(await sql<Record<string, unknown>>`select ${n}::int4 as n, 1 as "__proto__"`.execute(db)).rows]
+  for (const n of [1, 2, 3]) {
+    const [ours, theirs] = [await read(prepared, n), await read(plain, n)]
+    t.strictSame(ours, theirs, `run ${n}: the same rows as pg's own`)
+    t.same(ours.map((row) => Object.keys(row)), theirs.map((row) => Object.keys(row)), `run ${n}: properties in pg's order`)
+  }
+  t.equal((await preparedStatements(prepared)).filter((p) => p.statement.includes('generate_series')).length, 1, 'and the statement was prepared once')
+
+  const client = new pg.Client({
+    connectionString: withDatabase(serverUrl as string, (await sql<{ db: string }>`select current_database() as db`.execute(plain)).rows[0]?.db ?? ''),
+    types: { getTypeParser: ((oid: number) => oid === 23 ? (text: string) => { if (text === '13') throw new Error('unlucky'); return Number(text) } : pg.types.getTypeParser(oid)) as typeof pg.types.getTypeParser }
+  })
+  await client.connect()
+  t.teardown(async () => { await client.end() })
+  preparingStatements(client as pg.PoolClient)
+  const ask = async (n: number) => (await client.query<{ n: number }>('select $1::int4 as n', [n])).rows
+  t.same(await ask(12), [{ n: 12 }], 'a value is parsed')
+  await t.rejects(ask(13), { message: 'unlucky' }, 'a value the parser refuses fails the query')
+  t.same(await ask(14), [{ n: 14 }], 'and the connection answers the next one')
 })
