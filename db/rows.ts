@@ -1,4 +1,4 @@
-import pg from 'pg'
+import type { FieldDef } from 'pg'
 
 type Parser = (text: string) => unknown
 type Row = Record<string, unknown>
@@ -6,7 +6,7 @@ type Build = (values: ReadonlyArray<string | null>, parsers: readonly Parser[]) 
 
 /** How a prepared statement's rows are made: checked against each RowDescription, built by `build`. */
 export interface RowShape {
-  fields: readonly pg.FieldDef[]
+  fields: readonly FieldDef[]
   parsers: readonly Parser[]
   build: Build
 }
@@ -37,7 +37,7 @@ function builderFor (names: readonly string[]): Build | undefined {
 }
 
 /** The shape of rows described by `fields`, or undefined when pg's own way must make them. */
-export function rowShape (fields: readonly pg.FieldDef[], parserOf: (oid: number) => Parser): RowShape | undefined {
+export function rowShape (fields: readonly FieldDef[], parserOf: (oid: number) => Parser): RowShape | undefined {
   if (fields.length === 0 || fields.some((field) => field.format !== 'text')) return undefined
   const build = builderFor(fields.map((field) => field.name))
   if (build === undefined) return undefined
@@ -45,11 +45,11 @@ export function rowShape (fields: readonly pg.FieldDef[], parserOf: (oid: number
 }
 
 /** Whether a statement's RowDescription still has the columns and types its shape was made for. */
-export function describes (shape: RowShape, fields: readonly pg.FieldDef[]): boolean {
+export function describes (shape: RowShape, fields: readonly FieldDef[]): boolean {
   if (shape.fields.length !== fields.length) return false
   for (let i = 0; i < fields.length; i++) {
-    const a = shape.fields[i] as pg.FieldDef
-    const b = fields[i] as pg.FieldDef
+    const a = shape.fields[i] as FieldDef
+    const b = fields[i] as FieldDef
     if (a.name !== b.name || a.dataTypeID !== b.dataTypeID || b.format !== 'text') return false
   }
   return true
