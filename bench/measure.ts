@@ -35,6 +35,8 @@ export interface CaseResult {
   stock?: StockCheck & { created: number }
   /** With several passes: the req/s of each; the other figures are those of the median pass. */
   passes?: number[]
+  /** The req/s of every run, by pass: cases measured twice in a pass (bench/schedule.ts) have two. */
+  runs?: number[][]
 }
 
 export interface Tools {
@@ -135,6 +137,58 @@ export async function measure (bench: BenchCase, server: Server, context: CaseCo
   return caseResult
 }
 
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length
+
+/**
+ * One pass's result of a case run several times in it (the mirrored cases): req/s, CPU and SQL per
+ * request over all the runs, failures summed, the highest RSS. autocannon reports percentiles, not
+ * histograms, so the latencies are the runs' mean percentiles: close, not exact.
+ */
+export function combineRuns (runs: CaseResult[]): CaseResult {
+  const [first] = runs
+  if (first === undefined) throw new Error('no runs to combine')
+  if (runs.length === 1) return first
+  if (runs.some((r) => r.stock !== undefined)) throw new Error(`${first.id} writes: its runs cannot be combined`)
+  const sum = (pick: (r: CaseResult) => number) => runs.reduce((n, r) => n + pick(r), 0)
+  const each = (pick: (r: CaseResult) => number) => runs.map(pick)
+  // Runs last equally long, so the mean rate is the rate over all of them, and CPU per request is
+  // weighted by each run's requests.
+  const rate = sum((r) => r.reqPerSec)
+  const perRequest = (pick: (r: CaseResult) => number) => rate === 0 ? 0 : Math.round(sum((r) => pick(r) * r.reqPerSec) / rate)
+  const sql = (pick: (r: CaseResult) => number | null, digits: number) => {
+    const values = runs.map(pick)
+    return values.some((v) => v === null) ? null : round(mean(values as number[]), digits)
+  }
+  const known = (values: Array<number | null>) => values.filter((v): v is number => v !== null)
+  const peaks = known(runs.map((r) => r.serverRss.peakMiB))
+  const means = known(runs.map((r) => r.serverRss.meanMiB))
+  const result: CaseResult = {
+    ...first,
+    seconds: sum((r) => r.seconds),
+    requests: sum((r) => r.requests),
+    reqPerSec: Math.round(rate / runs.length),
+    latencyMs: { p50: round(mean(each((r) => r.latencyMs.p50))), p99: round(mean(each((r) => r.latencyMs.p99))), max: Math.max(...each((r) => r.latencyMs.max)) },
+    non2xx: sum((r) => r.non2xx),
+    errors: sum((r) => r.errors),
+    badBodies: sum((r) => r.badBodies),
+    sqlPerRequest: sql((r) => r.sqlPerRequest, 2),
+    sqlMsPerRequest: sql((r) => r.sqlMsPerRequest, 3),
+    cpuUsPerRequest: { server: perRequest((r) => r.cpuUsPerRequest.server), postgres: perRequest((r) => r.cpuUsPerRequest.postgres) },
+    serverRss: { peakMiB: peaks.length === 0 ? null : Math.max(...peaks), meanMiB: means.length === 0 ? null : Math.round(mean(means)) },
+    cpu: {
+      server: round(mean(each((r) => r.cpu.server))),
+      postgres: round(mean(each((r) => r.cpu.postgres))),
+      loadGenerator: round(mean(each((r) => r.cpu.loadGenerator))),
+      other: round(mean(each((r) => r.cpu.other)))
+    },
+    runs: [each((r) => r.reqPerSec)]
+  }
+  const bad = runs.find((r) => r.firstBadBody !== undefined)?.firstBadBody
+  if (bad === undefined) delete result.firstBadBody
+  else result.firstBadBody = bad
+  return result
+}
+
 /**
  * One result for a case measured in several passes: the pass with the median req/s, so that its
  * latency, SQL, CPU and memory figures come from one and the same run, with every pass's req/s and
@@ -151,6 +205,7 @@ export function medianPass (results: CaseResult[]): CaseResult {
     errors: sum((r) => r.errors),
     badBodies: sum((r) => r.badBodies),
     passes: results.map((r) => r.reqPerSec),
+    runs: results.flatMap((r) => r.runs ?? [[r.reqPerSec]]),
     ...(median.firstBadBody === undefined && results.some((r) => r.firstBadBody !== undefined) ? { firstBadBody: results.find((r) => r.firstBadBody !== undefined)?.firstBadBody } : {}),
     ...(results.every((r) => r.stock === undefined || r.stock.conserved) ? {} : { stock: results.find((r) => r.stock?.conserved === false)?.stock })
   }

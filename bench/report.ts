@@ -24,6 +24,8 @@ export interface Report {
   deepCursor: { pages: number, ms: number }
   /** Statements per second the idle servers ran (subtracted from each case's SQL per request). */
   backgroundStatementsPerSecond: number
+  /** The case ids in the order one pass runs them (bench/schedule.ts): the mirrored ones twice. */
+  schedule: string[]
   cases: CaseResult[]
   /** Requests per second of each REST read relative to the baseline. */
   ratioToBaseline: Record<string, number>
@@ -130,6 +132,11 @@ export function markdown (report: Report): string {
     lines.push(`| ${c.id} | ${c.reqPerSec}${passes} | ${c.latencyMs.p50} | ${c.latencyMs.p99} | ${cell(report.ratioToBaseline[c.id])} | ` +
       `${cell(c.sqlPerRequest)} | ${cell(c.sqlMsPerRequest)} | ${c.cpuUsPerRequest.server} + ${c.cpuUsPerRequest.postgres} | ` +
       `${cell(c.serverRss.peakMiB)} | ${failed} | ${c.cpu.other} |`)
+  }
+  const twice = report.cases.filter((c) => c.runs?.some((runs) => runs.length > 1)).map((c) => c.id)
+  if (twice.length > 0) {
+    lines.push('', `Each pass ran ${report.schedule.join(', ')}: ${twice.join(', ')} twice, in mirrored order, each ` +
+      'pass\'s req/s the mean of its two runs (every run\'s req/s is in the JSON, `runs`).')
   }
   lines.push('', '| target | wanted | measured | met |', '|---|---|---|---|')
   for (const t of report.targets) lines.push(`| ${t.name} | ${t.wanted} | ${t.measured} | ${t.met === null ? '–' : t.met ? 'yes' : '**no**'} |`)

@@ -11,9 +11,10 @@ import { connect, type Db } from '../db/connect.js'
 import { cases, type CaseContext } from './cases.js'
 import { deepCursor, login, productsCursor } from './context.js'
 import { benchProductIds, prepareData } from './data.js'
-import { backgroundRate, measure, medianPass, type CaseResult, type Tools } from './measure.js'
+import { backgroundRate, combineRuns, measure, medianPass, type CaseResult, type Tools } from './measure.js'
 import { openServer, type PgServer } from './postgres.js'
 import { formatSummary, summarize, type ProfileSummary } from './profile.js'
+import { passSchedule } from './schedule.js'
 import { evaluateTargets, markdown, ratiosToBaseline, save, type Report } from './report.js'
 import { apiEntryPoint, startApi, startBaseline, startFloor, type Server } from './servers.js'
 import { ADMIN, FULL, QUICK, type Settings } from './settings.js'
@@ -143,14 +144,20 @@ try {
   log(`idle servers run ${tools.background} statements/s (subtracted from SQL per request)`)
 
   const passes = new Map<string, CaseResult[]>()
+  const schedule = passSchedule(selected)
   for (let pass = 1; pass <= settings.passes; pass++) {
-    for (const bench of selected) {
+    const runs = new Map<string, CaseResult[]>()
+    for (const bench of schedule) {
       const server = servers[bench.server] as Server
-      log(`${bench.id} (pass ${pass}/${settings.passes}): ${settings.warmupSeconds} s warm-up + ${settings.seconds} s, ${settings.connections} connections`)
+      const run = (runs.get(bench.id)?.length ?? 0) + 1
+      const of = schedule.filter((c) => c === bench).length
+      log(`${bench.id} (pass ${pass}/${settings.passes}${of > 1 ? `, run ${run}/${of}` : ''}): ` +
+        `${settings.warmupSeconds} s warm-up + ${settings.seconds} s, ${settings.connections} connections`)
       const result = await measure(bench, server, context, tools)
-      passes.set(bench.id, [...passes.get(bench.id) ?? [], result])
+      runs.set(bench.id, [...runs.get(bench.id) ?? [], result])
       log(describe(result))
     }
+    for (const bench of selected) passes.set(bench.id, [...passes.get(bench.id) ?? [], combineRuns(runs.get(bench.id) ?? [])])
   }
   for (const server of Object.values(servers)) await server.stop()
   const results = selected.map((bench) => medianPass(passes.get(bench.id) ?? []))
@@ -174,6 +181,7 @@ try {
     dataset: { seededInMs: dataset.seededInMs },
     deepCursor: walk,
     backgroundStatementsPerSecond: tools.background,
+    schedule: schedule.map((bench) => bench.id),
     cases: results,
     ratioToBaseline: ratiosToBaseline(results),
     targets: evaluateTargets(results),
