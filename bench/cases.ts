@@ -95,6 +95,14 @@ export const cases: BenchCase[] = [
     requests: (c) => [deepPage(c)]
   },
   {
+    // Control, not a target: a first page whose ids, names and e-mails have the deep page's five digits.
+    id: 'rest-first-page-desc',
+    title: 'GET /users?limit=20&sort=-id (first page, ids 100,000–99,981: the deep page\'s widths)',
+    server: 'api',
+    writes: false,
+    requests: (c) => [get('/api/v1/users?limit=20&sort=-id', auth(c))]
+  },
+  {
     id: 'rest-deep-offset',
     title: 'GET /users?limit=20&offset=<90 % deep> (contrast)',
     server: 'api',

@@ -15,7 +15,7 @@ import { backgroundRate, combineRuns, measure, medianPass, type CaseResult, type
 import { openServer, type PgServer } from './postgres.js'
 import { formatSummary, summarize, type ProfileSummary } from './profile.js'
 import { passSchedule } from './schedule.js'
-import { evaluateTargets, markdown, ratiosToBaseline, save, type Report } from './report.js'
+import { evaluateControls, evaluateTargets, markdown, ratiosToBaseline, save, type Report } from './report.js'
 import { apiEntryPoint, startApi, startBaseline, startFloor, type Server } from './servers.js'
 import { ADMIN, FULL, QUICK, type Settings } from './settings.js'
 import { StatementCounter } from './statements.js'
@@ -185,6 +185,7 @@ try {
     cases: results,
     ratioToBaseline: ratiosToBaseline(results),
     targets: evaluateTargets(results),
+    controls: evaluateControls(results),
     ...(profile === undefined ? {} : { profile })
   }
   const file = save(report, outDir)

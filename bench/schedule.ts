@@ -3,7 +3,8 @@ import type { BenchCase } from './cases.js'
 /**
  * The cases whose req/s are compared with one another (the targets' ratios and the references'),
  * in the order they run within a pass; each pass runs them once more in reverse, then the rest.
- * Neighbours here are the pairs the targets compare: baseline and first page, first and deep page.
+ * Neighbours here are the pairs the targets compare: baseline and first page, first and deep page;
+ * then the deep page and its control, the first page with the same widths.
  */
 export const MIRRORED = [
   'floor-first-page-limited',
@@ -12,6 +13,7 @@ export const MIRRORED = [
   'baseline',
   'rest-first-page',
   'rest-deep-keyset',
+  'rest-first-page-desc',
   'graphql-flat'
 ] as const
 

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { cases } from '../bench/cases.js'
 import { combineRuns, medianPass, type CaseResult } from '../bench/measure.js'
-import { evaluateTargets } from '../bench/report.js'
+import { evaluateControls, evaluateTargets } from '../bench/report.js'
 import { MIRRORED, passSchedule } from '../bench/schedule.js'
 
 const ids = (list: Array<{ id: string }>) => list.map((c) => c.id)
@@ -81,4 +81,13 @@ t.test('targets are judged on the passes\' combined runs, and every run is kept'
   const targets = evaluateTargets([baseline, first, deep])
   t.match(targets.find((target) => target.name.startsWith('REST first page')), { measured: '1×', met: true })
   t.match(targets.find((target) => target.name.startsWith('REST deep keyset')), { measured: '1×', met: true })
+})
+
+t.test('the deep page\'s control is its median ratio per pass to the first page sorted by -id, and only when both ran', async (t) => {
+  const passes = (id: string, rates: number[]) => medianPass(rates.map((rate) => run(id, rate)))
+  const deep = passes('rest-deep-keyset', [5000, 4000, 6000])
+  const desc = passes('rest-first-page-desc', [5000, 5000, 5000])
+  t.same(evaluateControls([deep, desc]), [{ name: 'REST deep keyset page vs first page sorted by -id (same widths)', measured: '1×' }])
+  t.same(evaluateControls([deep, passes('rest-first-page-desc', [6000, 5000, 7000])]), [{ name: 'REST deep keyset page vs first page sorted by -id (same widths)', measured: '0.833×' }])
+  t.same(evaluateControls([deep]), [])
 })
