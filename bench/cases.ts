@@ -5,6 +5,8 @@ export interface CaseContext {
   token: string
   /** A real `nextCursor` of `GET /users`, 95 % into the list. */
   deepCursor: string
+  /** The `nextCursor` of `GET /users?limit=20`: the second page, 20 rows in. */
+  secondCursor: string
   /** The `nextCursor` of the first page of the products case. */
   productsCursor: string
   /** The products orders are placed for. */
@@ -93,6 +95,14 @@ export const cases: BenchCase[] = [
     server: 'api',
     writes: false,
     requests: (c) => [deepPage(c)]
+  },
+  {
+    // Control, not a target: a cursor page at the other end of the list, the deep page's twin but for depth.
+    id: 'rest-second-page',
+    title: 'GET /users?limit=20&cursor=<20 rows in> (the second page)',
+    server: 'api',
+    writes: false,
+    requests: (c) => [get(`/api/v1/users?limit=20&cursor=${encodeURIComponent(c.secondCursor)}`, auth(c))]
   },
   {
     // Control, not a target: a first page whose ids, names and e-mails have the deep page's five digits.

@@ -39,6 +39,13 @@ export async function deepCursor (origin: string, token: string, users: number):
   return { cursor, pages, ms: Math.round(performance.now() - started) }
 }
 
+/** The `nextCursor` of the first page of `GET /users?limit=20`, as a client paging on would send it. */
+export async function secondCursor (origin: string, token: string): Promise<string> {
+  const page = await call<KeysetPage>(origin, '/api/v1/users?limit=20', { headers: { authorization: `Bearer ${token}` } })
+  if (page.pagination.nextCursor === null) throw new Error('GET /users has a single page: no second page to measure')
+  return page.pagination.nextCursor
+}
+
 export async function productsCursor (origin: string): Promise<string> {
   const page = await call<KeysetPage>(origin, PRODUCTS_PAGE)
   if (page.pagination.nextCursor === null) throw new Error(`${PRODUCTS_PAGE} has a single page`)

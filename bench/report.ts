@@ -58,7 +58,7 @@ function ratio (a: CaseResult | undefined, b: CaseResult | undefined): number | 
 
 const rounded = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits
 
-export const REST_READS = ['floor-first-page', 'floor-first-page-jwt', 'floor-first-page-limited', 'rest-first-page', 'rest-deep-keyset', 'rest-first-page-desc', 'rest-deep-offset', 'rest-products', 'rest-include-posts']
+export const REST_READS = ['floor-first-page', 'floor-first-page-jwt', 'floor-first-page-limited', 'rest-first-page', 'rest-deep-keyset', 'rest-second-page', 'rest-first-page-desc', 'rest-deep-offset', 'rest-products', 'rest-include-posts']
 
 export function ratiosToBaseline (cases: CaseResult[]): Record<string, number> {
   const ratios: Record<string, number> = {}
@@ -122,13 +122,19 @@ export function evaluateTargets (cases: CaseResult[]): Target[] {
 /**
  * The first page holds ids 1–20, the shortest ids, names and e-mails of all; the deep page's are
  * five digits each, about 200 bytes more per page. The first page sorted by -id has those widths too,
- * so the deep page against it is what reading after a cursor costs, apart from the widths.
+ * so the deep page against it is what reading after a cursor costs, apart from the widths. The second
+ * page (a cursor 20 rows in) against the deep page is what depth costs, and against the first page
+ * what any cursor costs.
  */
 export function evaluateControls (cases: CaseResult[]): Control[] {
-  const value = ratio(byId(cases, 'rest-deep-keyset'), byId(cases, 'rest-first-page-desc'))
-  return value === undefined
-    ? []
-    : [{ name: 'REST deep keyset page vs first page sorted by -id (same widths)', measured: `${Math.floor(value * 1000) / 1000}×` }]
+  const deep = byId(cases, 'rest-deep-keyset')
+  const second = byId(cases, 'rest-second-page')
+  const controls: Array<[string, number | undefined]> = [
+    ['REST deep keyset page vs first page sorted by -id (same widths)', ratio(deep, byId(cases, 'rest-first-page-desc'))],
+    ['REST deep keyset page vs second page (what depth costs)', ratio(deep, second)],
+    ['REST second page vs first page (what any cursor costs)', ratio(second, byId(cases, 'rest-first-page'))]
+  ]
+  return controls.flatMap(([name, value]) => value === undefined ? [] : [{ name, measured: `${Math.floor(value * 1000) / 1000}×` }])
 }
 
 const cell = (value: unknown) => value === undefined || value === null ? '–' : String(value)

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { connect, type Db } from '../db/connect.js'
 import { cases, type CaseContext } from './cases.js'
-import { deepCursor, login, productsCursor } from './context.js'
+import { deepCursor, login, productsCursor, secondCursor } from './context.js'
 import { benchProductIds, prepareData } from './data.js'
 import { backgroundRate, combineRuns, measure, medianPass, type CaseResult, type Tools } from './measure.js'
 import { openServer, type PgServer } from './postgres.js'
@@ -130,7 +130,7 @@ try {
   db = await connect({ databaseUrl: dataset.url, poolSize: 2 })
   servers = await startServers(dataset.url)
 
-  const context: CaseContext = { token: '', deepCursor: '', productsCursor: '', productIds: await benchProductIds(db), deepOffset: settings.deepOffset }
+  const context: CaseContext = { token: '', deepCursor: '', secondCursor: '', productsCursor: '', productIds: await benchProductIds(db), deepOffset: settings.deepOffset }
   let walk = { pages: 0, ms: 0 }
   if (servers.api !== undefined) {
     context.token = await login(servers.api.origin)
@@ -138,6 +138,7 @@ try {
     walk = { pages: deep.pages, ms: deep.ms }
     log(`deep cursor: walked ${deep.pages} pages of 100 in ${deep.ms} ms`)
     context.deepCursor = deep.cursor
+    context.secondCursor = await secondCursor(servers.api.origin, context.token)
     context.productsCursor = await productsCursor(servers.api.origin)
   }
   const tools: Tools = { settings, db, statements, postmaster: postmasterOf(await statements.backendPid()), background: await backgroundRate(statements) }

@@ -4,7 +4,8 @@ import type { BenchCase } from './cases.js'
  * The cases whose req/s are compared with one another (the targets' ratios and the references'),
  * in the order they run within a pass; each pass runs them once more in reverse, then the rest.
  * Neighbours here are the pairs the targets compare: baseline and first page, first and deep page;
- * then the deep page and its control, the first page with the same widths.
+ * then the deep page and its controls: the second page (a cursor at the other end of the list) and
+ * the first page with the deep page's widths.
  */
 export const MIRRORED = [
   'floor-first-page-limited',
@@ -13,6 +14,7 @@ export const MIRRORED = [
   'baseline',
   'rest-first-page',
   'rest-deep-keyset',
+  'rest-second-page',
   'rest-first-page-desc',
   'graphql-flat'
 ] as const

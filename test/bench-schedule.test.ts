@@ -17,6 +17,7 @@ t.test('a pass runs the compared cases as A B … B A, then every other case onc
   // The pairs the targets compare are neighbours, so that little else runs between them.
   t.equal(schedule.indexOf('rest-first-page') - schedule.indexOf('baseline'), 1)
   t.equal(schedule.indexOf('rest-deep-keyset') - schedule.indexOf('rest-first-page'), 1)
+  t.equal(schedule.indexOf('rest-second-page') - schedule.indexOf('rest-deep-keyset'), 1)
 })
 
 t.test('--only keeps the mirror for what is left of it, and one mirrored case runs once', async (t) => {
@@ -83,11 +84,21 @@ t.test('targets are judged on the passes\' combined runs, and every run is kept'
   t.match(targets.find((target) => target.name.startsWith('REST deep keyset')), { measured: '1×', met: true })
 })
 
-t.test('the deep page\'s control is its median ratio per pass to the first page sorted by -id, and only when both ran', async (t) => {
+t.test('the deep page\'s controls are median ratios per pass, each only when both of its cases ran', async (t) => {
   const passes = (id: string, rates: number[]) => medianPass(rates.map((rate) => run(id, rate)))
   const deep = passes('rest-deep-keyset', [5000, 4000, 6000])
   const desc = passes('rest-first-page-desc', [5000, 5000, 5000])
-  t.same(evaluateControls([deep, desc]), [{ name: 'REST deep keyset page vs first page sorted by -id (same widths)', measured: '1×' }])
-  t.same(evaluateControls([deep, passes('rest-first-page-desc', [6000, 5000, 7000])]), [{ name: 'REST deep keyset page vs first page sorted by -id (same widths)', measured: '0.833×' }])
+  const widths = 'REST deep keyset page vs first page sorted by -id (same widths)'
+  t.same(evaluateControls([deep, desc]), [{ name: widths, measured: '1×' }])
+  t.same(evaluateControls([deep, passes('rest-first-page-desc', [6000, 5000, 7000])]), [{ name: widths, measured: '0.833×' }])
   t.same(evaluateControls([deep]), [])
+  // Per pass: deep/second 1, 0.8, 0.857 → 0.857; second/first 1, 1.25, 1.4 → 1.25.
+  const second = passes('rest-second-page', [5000, 5000, 7000])
+  const first = passes('rest-first-page', [5000, 4000, 5000])
+  t.same(evaluateControls([first, deep, second, desc]), [
+    { name: widths, measured: '1×' },
+    { name: 'REST deep keyset page vs second page (what depth costs)', measured: '0.857×' },
+    { name: 'REST second page vs first page (what any cursor costs)', measured: '1.25×' }
+  ])
+  t.same(evaluateControls([first, second]), [{ name: 'REST second page vs first page (what any cursor costs)', measured: '1.25×' }])
 })
