@@ -39,15 +39,15 @@ export async function deepCursor (origin: string, token: string, users: number):
   return { cursor, pages, ms: Math.round(performance.now() - started) }
 }
 
-/** The `nextCursor` of the first page of `GET /users?limit=20`, as a client paging on would send it. */
-export async function secondCursor (origin: string, token: string): Promise<string> {
-  const page = await call<KeysetPage>(origin, '/api/v1/users?limit=20', { headers: { authorization: `Bearer ${token}` } })
-  if (page.pagination.nextCursor === null) throw new Error('GET /users has a single page: no second page to measure')
+/** The `nextCursor` of one page, as a client paging on would send it. */
+async function nextCursorOf (origin: string, path: string, init: RequestInit = {}): Promise<string> {
+  const page = await call<KeysetPage>(origin, path, init)
+  if (page.pagination.nextCursor === null) throw new Error(`GET ${path} has a single page: no next page to measure`)
   return page.pagination.nextCursor
 }
 
-export async function productsCursor (origin: string): Promise<string> {
-  const page = await call<KeysetPage>(origin, PRODUCTS_PAGE)
-  if (page.pagination.nextCursor === null) throw new Error(`${PRODUCTS_PAGE} has a single page`)
-  return page.pagination.nextCursor
-}
+/** The cursor of the second page of `GET /users?limit=20`, 20 rows in. */
+export const secondCursor = (origin: string, token: string): Promise<string> =>
+  nextCursorOf(origin, '/api/v1/users?limit=20', { headers: { authorization: `Bearer ${token}` } })
+
+export const productsCursor = (origin: string): Promise<string> => nextCursorOf(origin, PRODUCTS_PAGE)
