@@ -23,6 +23,11 @@ export interface ConnectOptions {
    * (PgBouncer in transaction mode before 1.21).
    */
   preparedStatements?: boolean | undefined
+  /**
+   * A dump of a migrated embedded database (`snapshotEmbedded` in db/embedded.ts) to start an in-memory one from:
+   * loading a data directory skips PGlite's initdb, which is most of its start-up.
+   */
+  embeddedSnapshot?: Blob | undefined
 }
 
 export type Db = Kysely<Database>
@@ -30,10 +35,10 @@ export type Db = Kysely<Database>
 // The one place driver differences are normalized: `pg` hands out int8 and numeric as strings,
 // PGlite as numbers or strings. Ids fit in 2^53 and prices have two decimals, so both become
 // JS numbers everywhere; timestamps are Dates from both drivers already.
-const INT8 = 20
-const NUMERIC = 1700
+export const INT8 = 20
+export const NUMERIC = 1700
 const TIMESTAMPTZ = 1184
-const toNumber = (value: string): number => Number(value)
+export const toNumber = (value: string): number => Number(value)
 
 function typeParser (oid: number, format?: 'text' | 'binary'): unknown {
   if (oid === INT8 || oid === NUMERIC) return toNumber
@@ -108,26 +113,13 @@ export async function settle (db: Db, { quietMillis = 50, timeoutMillis = 5_000 
   }
 }
 
-// Loaded only when used: a server on a real PostgreSQL would otherwise carry about 20 MB of
-// embedded-database code in memory.
-async function embedded (dataDir: string | undefined): Promise<Db> {
-  const [{ PGlite }, { pg_trgm: pgTrgm }, { PGliteDialect }] = await Promise.all([
-    import('@electric-sql/pglite'),
-    import('@electric-sql/pglite/contrib/pg_trgm'),
-    import('kysely-pglite-dialect')
-  ])
-  const pglite = new PGlite(dataDir ?? 'memory://', {
-    extensions: { pg_trgm: pgTrgm },
-    parsers: { [INT8]: toNumber, [NUMERIC]: toNumber }
-  })
-  return new Kysely<Database>({ dialect: new PGliteDialect(pglite) })
-}
-
 /** Opens the database and brings its schema up to date. Safe to call from several processes at once. */
 export async function connect (options: ConnectOptions = {}): Promise<Db> {
   const db = options.databaseUrl !== undefined
     ? realServer(options.databaseUrl, options)
-    : await embedded(options.dataDir)
+    // Loaded only when used: a server on a real PostgreSQL would otherwise carry about 20 MB of
+    // embedded-database code in memory.
+    : await (await import('./embedded.js')).embedded(options.dataDir, options.embeddedSnapshot)
   try {
     await migrate(db)
   } catch (error) {

@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
-import { freshDatabase } from './processes.js'
+import { freshDatabase } from './helpers/processes.js'
 
 const execFileAsync = promisify(execFile)
 // The children run as an importer's shell would run them: without tap's loaders in NODE_OPTIONS.

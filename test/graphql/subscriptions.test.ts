@@ -1,0 +1,196 @@
+import type { FastifyInstance } from 'fastify'
+import Fastify from 'fastify'
+import { createClient, type Client } from 'graphql-ws'
+import t from 'tap'
+import WebSocket from 'ws'
+import { serverOptions } from '../../plugins/server-options.js'
+import tandem, { type TandemPluginOptions } from '../../plugins/tandem.js'
+import { build, graphql, signedIn, TEST_SECRET, testDb, type AuthHeaders } from '../helpers/app.js'
+
+interface Test { teardown: (fn: () => unknown) => void }
+
+async function listening (t: Test, options: TandemPluginOptions = {}, fresh = true): Promise<{ app: FastifyInstance, url: string }> {
+  let app: FastifyInstance
+  if (fresh) {
+    app = await build(t, options)
+  } else {
+    // A second instance over the same database, without emptying it.
+    app = Fastify(serverOptions({ logLevel: 'silent' }))
+    await app.register(tandem, { db: await testDb(), jwtSecret: TEST_SECRET, ...options })
+    t.teardown(() => app.close())
+  }
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  const port = typeof address === 'object' && address !== null ? address.port : 0
+  return { app, url: `ws://127.0.0.1:${port}/graphql` }
+}
+
+function connect (t: Test, url: string, headers: AuthHeaders | Record<string, string> | undefined): Client {
+  const client = createClient({ url, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true, ...(headers === undefined ? {} : { connectionParams: headers }) })
+  t.teardown(() => client.dispose())
+  return client
+}
+
+interface Subscription<T> {
+  /** The next value that `accept` takes (skipping the others), or the subscription's error. */
+  next: (accept?: (value: T) => boolean, timeoutMs?: number) => Promise<T>
+  /** Every value received so far. */
+  received: T[]
+  failed: Promise<unknown>
+}
+
+function subscribe<T = Record<string, any>> (client: Client, query: string, variables: Record<string, unknown> = {}): Subscription<T> {
+  const received: T[] = []
+  const waiters: Array<() => void> = []
+  let error: unknown
+  let reportFailure: (error: unknown) => void = () => {}
+  const failed = new Promise<unknown>((resolve) => { reportFailure = resolve })
+  const wake = () => { for (const waiter of waiters.splice(0)) waiter() }
+  client.subscribe<T>({ query, variables }, {
+    next: (value) => {
+      if (value.errors !== undefined) error = value.errors
+      else received.push(value.data as T)
+      wake()
+    },
+    error: (e) => { error = e; reportFailure(e); wake() },
+    complete: () => wake()
+  })
+  let cursor = 0
+  return {
+    received,
+    failed,
+    async next (accept = () => true, timeoutMs = 5000) {
+      const deadline = Date.now() + timeoutMs
+      for (;;) {
+        while (cursor < received.length) {
+          const value = received[cursor++] as T
+          if (accept(value)) return value
+        }
+        if (error !== undefined) throw error instanceof Error ? error : new Error(JSON.stringify(error))
+        const left = deadline - Date.now()
+        if (left <= 0) throw new Error('no event in time')
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, left)
+          waiters.push(() => { clearTimeout(timer); resolve() })
+        })
+      }
+    }
+  }
+}
+
+const probeTitle = '__probe__'
+const isProbe = (value: { postCreated?: { title?: string }, commentAdded?: { text?: string } }) =>
+  value.postCreated?.title === probeTitle || value.commentAdded?.text === probeTitle
+
+/**
+ * Subscribing is asynchronous on the server: publish harmless probe events through `via` until
+ * the subscription sees one, so that what the test does next is certainly heard.
+ */
+async function live (subscription: Subscription<any>, via: FastifyInstance, event: { authorId: number, postId?: number }): Promise<void> {
+  const now = new Date()
+  for (let attempt = 0; attempt < 100; attempt++) {
+    if (event.postId === undefined) {
+      await via.tandemEvents.publish('postCreated', { post: { id: 0, author_id: event.authorId, title: probeTitle, content: '', created_at: now, updated_at: now } })
+    } else {
+      await via.tandemEvents.publish('commentAdded', { comment: { id: 0, post_id: event.postId, author_id: event.authorId, text: probeTitle, created_at: now } })
+    }
+    try {
+      await subscription.next(isProbe, 100)
+      return
+    } catch (error) {
+      if ((error as Error).message !== 'no event in time') throw error
+    }
+  }
+  throw new Error('the subscription never became live')
+}
+
+t.test('postCreated: written through GraphQL or REST, filtered by author, after commit', async (t) => {
+  const { app, url } = await listening(t)
+  const ann = await signedIn(app, { name: 'Ann' })
+  const bob = await signedIn(app, { name: 'Bob' })
+  const client = connect(t, url, ann.headers)
+  const all = subscribe(client, 'subscription { postCreated { id title createdAt author { name } } }')
+  const bobs = subscribe(client, 'subscription ($author: ID) { postCreated(authorId: $author) { id title } }', { author: String(bob.id) })
+  await live(all, app, { authorId: ann.id })
+  await live(bobs, app, { authorId: bob.id })
+
+  const created = await graphql(app, `mutation { createPost(input: {title: "By Ann", content: "c", authorId: "${ann.id}"}) { id } }`, { headers: ann.headers })
+  const id = created.data?.createPost.id as string
+  const event = await all.next((v) => !isProbe(v))
+  t.match(event, { postCreated: { id, title: 'By Ann', author: { name: 'Ann' }, createdAt: /Z$/ } })
+  // Delivered after the commit: the post is there for anyone who reads it on hearing of it.
+  const read = await graphql(app, `{ post(id: "${id}") { title } }`, { headers: bob.headers })
+  t.same(read.data, { post: { title: 'By Ann' } })
+
+  const rest = await app.inject({ method: 'POST', url: '/api/v1/posts', headers: bob.headers, payload: { title: 'By Bob', content: 'c' } })
+  t.equal(rest.statusCode, 201)
+  t.match(await all.next((v) => !isProbe(v) && v.postCreated.title === 'By Bob'), { postCreated: { id: String(JSON.parse(rest.body).id), author: { name: 'Bob' } } }, 'a REST write is heard too')
+  t.match(await bobs.next((v) => !isProbe(v)), { postCreated: { title: 'By Bob' } })
+  t.notOk(bobs.received.some((v: any) => v.postCreated.title === 'By Ann'), 'the authorId filter holds')
+})
+
+t.test('commentAdded(postId) hears the comments of that post only', async (t) => {
+  const { app, url } = await listening(t)
+  const cy = await signedIn(app, { name: 'Cy' })
+  const first = await graphql(app, `mutation { createPost(input: {title: "one", content: "c", authorId: "${cy.id}"}) { id } }`, { headers: cy.headers })
+  const second = await graphql(app, `mutation { createPost(input: {title: "two", content: "c", authorId: "${cy.id}"}) { id } }`, { headers: cy.headers })
+  const postId = Number(first.data?.createPost.id)
+  const client = connect(t, url, cy.headers)
+  const comments = subscribe(client, 'subscription ($post: ID!) { commentAdded(postId: $post) { text author { name } post { title } } }', { post: String(postId) })
+  await live(comments, app, { authorId: cy.id, postId })
+
+  await graphql(app, `mutation { createComment(input: {postId: "${second.data?.createPost.id as string}", text: "elsewhere"}) { id } }`, { headers: cy.headers })
+  await graphql(app, `mutation { createComment(input: {postId: "${postId}", text: "here"}) { id } }`, { headers: cy.headers })
+  t.same(await comments.next((v) => !isProbe(v)), { commentAdded: { text: 'here', author: { name: 'Cy' }, post: { title: 'one' } } })
+  const rest = await app.inject({ method: 'POST', url: `/api/v1/posts/${postId}/comments`, headers: cy.headers, payload: { text: 'by REST' } })
+  t.equal(rest.statusCode, 201)
+  t.match(await comments.next((v) => !isProbe(v) && v.commentAdded.text !== 'here'), { commentAdded: { text: 'by REST' } })
+  t.notOk(comments.received.some((v: any) => v.commentAdded.text === 'elsewhere'))
+})
+
+t.test('a subscription without a valid token is refused', async (t) => {
+  const { app, url } = await listening(t)
+  const dee = await signedIn(app)
+  for (const [name, headers] of [
+    ['no token', undefined],
+    ['a forged token', { authorization: 'Bearer x.y.z' }],
+    ['not a bearer token', { authorization: dee.headers.authorization.replace('Bearer', 'Basic') }]
+  ] as const) {
+    const refused = subscribe(connect(t, url, headers), 'subscription { postCreated { id } }')
+    t.match(await refused.failed, { code: 4403, reason: 'Forbidden' }, name)
+    t.same(refused.received, [])
+  }
+
+  const logout = await app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: dee.headers })
+  t.equal(logout.statusCode, 204)
+  const revoked = subscribe(connect(t, url, dee.headers), 'subscription { postCreated { id } }')
+  t.match(await revoked.failed, { code: 4403 }, 'a revoked token')
+})
+
+t.test('subscriptions are validated and limited like queries', async (t) => {
+  const { app, url } = await listening(t)
+  const eve = await signedIn(app)
+  const client = connect(t, url, eve.headers)
+  const invalid = subscribe(client, 'subscription { postCreated { nope } }')
+  await t.rejects(invalid.next(), /nope/)
+  const badId = subscribe(client, 'subscription { commentAdded(postId: "x") { id } }')
+  await t.rejects(badId.next(), /positive integer/)
+  const costly = subscribe(client, 'subscription { postCreated { author { posts(limit: 100) { comments(limit: 100) { text } } } } }')
+  await t.rejects(costly.next(), /costs/)
+})
+
+t.test('with redisUrl, an event written through one instance reaches subscribers of another', { skip: process.env.REDIS_URL_TEST === undefined || process.env.REDIS_URL_TEST === '' ? 'REDIS_URL_TEST is not set' : false }, async (t) => {
+  const redisUrl = process.env.REDIS_URL_TEST as string
+  const { app: writer } = await listening(t, { redisUrl })
+  const { url: readerUrl } = await listening(t, { redisUrl }, false)
+  const fay = await signedIn(writer, { name: 'Fay' })
+  const client = connect(t, readerUrl, fay.headers)
+  const posts = subscribe(client, 'subscription { postCreated { title author { name } } }')
+  await live(posts, writer, { authorId: fay.id })
+
+  await graphql(writer, `mutation { createPost(input: {title: "through redis", content: "c", authorId: "${fay.id}"}) { id } }`, { headers: fay.headers })
+  t.same(await posts.next((v) => !isProbe(v)), { postCreated: { title: 'through redis', author: { name: 'Fay' } } })
+  const rest = await writer.inject({ method: 'POST', url: '/api/v1/posts', headers: fay.headers, payload: { title: 'REST through redis', content: 'c' } })
+  t.equal(rest.statusCode, 201)
+  t.same(await posts.next((v) => !isProbe(v) && v.postCreated.title !== 'through redis'), { postCreated: { title: 'REST through redis', author: { name: 'Fay' } } })
+})

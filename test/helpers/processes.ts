@@ -1,0 +1,80 @@
+// Helpers for tests that run the real server entry point in child processes.
+import { spawn, type ChildProcessByStdio } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { once } from 'node:events'
+import { createServer } from 'node:net'
+import type { Readable } from 'node:stream'
+import { fileURLToPath } from 'node:url'
+import { migratedDataDir, serverDatabase, type Test } from './database.js'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+
+export const SERVER_SECRET = 'a-secret-shared-by-the-spawned-servers'
+
+export interface Spawned {
+  child: ChildProcessByStdio<null, Readable, Readable>
+  /** Everything the process wrote to stdout so far (pino's JSON lines). */
+  stdout: () => string
+  exited: Promise<{ code: number | null, signal: NodeJS.Signals | null, stderr: string }>
+}
+
+export interface Server extends Spawned {
+  url: string
+}
+
+export async function freePort (): Promise<number> {
+  const server = createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const address = server.address()
+  server.close()
+  return typeof address === 'object' && address !== null ? address.port : 0
+}
+
+/**
+ * Starts `server.ts` as `npm start` does (`node --import tsx`: one process, so a signal reaches the
+ * server itself rather than tsx's CLI, which turns a SIGTERM it cannot relay in 30 ms into a
+ * SIGKILL) with this environment and nothing else from ours, and kills it when the test ends if it
+ * is still running.
+ */
+export function spawnServer (t: Test, env: Record<string, string>): Spawned {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', TZ: 'UTC', DATA_DIR: 'memory://', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+  const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null, stderr }))
+  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
+  return { child, stdout: () => stdout, exited }
+}
+
+/**
+ * `spawnServer` on a free port with a known JWT secret, waiting until `/health` answers. Without
+ * `DATABASE_URL` or `DATA_DIR` it runs on a migrated data directory of its own (`migratedDataDir`).
+ */
+export async function startServer (t: Test, env: Record<string, string>): Promise<Server> {
+  const port = await freePort()
+  const database: Record<string, string> = 'DATABASE_URL' in env || 'DATA_DIR' in env ? {} : { DATA_DIR: await migratedDataDir(t) }
+  const spawned = spawnServer(t, { JWT_SECRET: SERVER_SECRET, ...database, ...env, PORT: String(port) })
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 90_000
+  for (;;) {
+    const { child } = spawned
+    if (child.exitCode !== null) throw new Error(`the server exited at start (${child.exitCode}): ${(await spawned.exited).stderr}`)
+    const res = await fetch(`${url}/health`).catch(() => undefined)
+    if (res?.status === 200) break
+    if (Date.now() > deadline) throw new Error('the server did not answer /health')
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return { ...spawned, url }
+}
+
+/** A fresh, empty database on the `DATABASE_URL` server, dropped when the test ends; its URL. */
+export const freshDatabase = (t: Test, serverUrl: string): Promise<string> => serverDatabase(t, serverUrl, 'tandem_proc')
+
+/** A fresh id so that names and e-mails made by one run never meet another's. */
+export const runId = (): string => randomBytes(4).toString('hex')

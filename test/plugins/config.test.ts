@@ -1,0 +1,50 @@
+import t from 'tap'
+import { envName, validateOptions } from '../../plugins/config.js'
+import { spawnServer, startServer } from '../helpers/processes.js'
+
+const badConfigs: Array<[string, Record<string, string>, RegExp]> = [
+  ['an unparsable number', { RATE_LIMIT_MAX: 'lots' }, /RATE_LIMIT_MAX must be integer/],
+  ['a port out of range', { PORT: '70000' }, /PORT must be <= 65535/],
+  ['production without a secret', { NODE_ENV: 'production' }, /JWT_SECRET is required when NODE_ENV is production/],
+  ['a bad log level', { LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+  ['a pool of no connections', { DATABASE_POOL_SIZE: '0' }, /DATABASE_POOL_SIZE must be >= 1/],
+  ['an unreachable database', { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere' }, /cannot start/]
+]
+
+for (const [label, env, message] of badConfigs) {
+  t.test(`${label} stops the process with one clear line`, async (t) => {
+    const { exited } = spawnServer(t, env)
+    const { code, stderr } = await exited
+    t.not(code, 0)
+    const lines = stderr.trim().split('\n')
+    t.equal(lines.length, 1, stderr)
+    t.match(lines[0], /^tandem: /)
+    t.match(lines[0], message)
+  })
+}
+
+t.test('a good configuration listens, answers, and exits 0 on SIGTERM', async (t) => {
+  const { child, url, exited } = await startServer(t, {})
+  t.equal((await fetch(`${url}/health`)).status, 200)
+  const users = await fetch(`${url}/api/v1/users`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'A', email: 'spawned@example.com' }) })
+  t.equal(users.status, 201)
+  child.kill('SIGTERM')
+  const { code } = await exited
+  t.equal(code, 0)
+})
+
+t.test('environment names derive from option names', async (t) => {
+  t.equal(envName('rateLimitMax'), 'RATE_LIMIT_MAX')
+  t.equal(envName('graphqlMaxDepth'), 'GRAPHQL_MAX_DEPTH')
+  t.equal(envName('port'), 'PORT')
+  const defaults = validateOptions({})
+  t.equal(defaults.port, 3000)
+  t.equal(defaults.host, '127.0.0.1')
+  t.equal(defaults.jwtExpiresIn, '15m')
+  t.equal(defaults.rateLimitMax, 1000)
+  t.equal(defaults.rateLimitWindow, '1 minute')
+  t.equal(defaults.graphqlMaxDepth, 8)
+  t.equal(defaults.graphqlMaxComplexity, 10000)
+  t.throws(() => validateOptions({ rateLimitMax: 0 }), /rateLimitMax must be >= 1/)
+  t.throws(() => validateOptions({ unknownOption: 1 }), /unknownOption/)
+})

@@ -1,0 +1,172 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import t from 'tap'
+import { configFromEnv, ConfigError } from '../../plugins/config.js'
+import { API_CSP, MAX_REQUEST_ID_LENGTH, parseCorsOrigins } from '../../plugins/security.js'
+import { authHeaders, body, build } from '../helpers/app.js'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/** Follows the one redirect `/docs` answers with, to the page itself. */
+async function docsPage (app: FastifyInstance): Promise<LightMyRequestResponse> {
+  const res = await app.inject({ url: '/docs' })
+  if (res.statusCode !== 302) return res
+  return app.inject({ url: '/docs/' + String(res.headers.location ?? '').replace(/^.*\//, '') })
+}
+
+t.test('helmet headers suitable for an API, with a strict CSP on JSON answers', async (t) => {
+  const app = await build(t)
+  for (const url of ['/health', '/api/v1/products', '/api/v1/nope', '/openapi.json']) {
+    const res = await app.inject({ url })
+    t.equal(res.headers['x-content-type-options'], 'nosniff', url)
+    t.equal(res.headers['x-frame-options'], 'SAMEORIGIN', url)
+    t.equal(res.headers['referrer-policy'], 'no-referrer', url)
+    t.match(res.headers['strict-transport-security'], /max-age=\d+/, url)
+    t.equal(res.headers['cross-origin-opener-policy'], 'same-origin', url)
+    t.equal(res.headers['content-security-policy'], API_CSP, url)
+    t.notOk(res.headers['x-powered-by'], url)
+  }
+  const withToken = await app.inject({ url: '/api/v1/users', headers: await authHeaders(app) })
+  t.equal(withToken.headers['content-security-policy'], API_CSP, 'authenticated answers too')
+  const graphql = await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ __typename }' } })
+  t.equal(graphql.headers['content-security-policy'], API_CSP, 'and GraphQL answers')
+})
+
+t.test('the CSP does not break /docs and /graphiql (their HTML carries none of ours)', async (t) => {
+  const app = await build(t)
+  const docs = await docsPage(app)
+  t.equal(docs.statusCode, 200)
+  t.match(docs.headers['content-type'], /^text\/html/)
+  t.not(docs.headers['content-security-policy'], API_CSP, '/docs keeps its own policy (swagger-ui staticCSP)')
+  const graphiql = await app.inject({ url: '/graphiql' })
+  t.equal(graphiql.statusCode, 200)
+  t.match(graphiql.headers['content-type'], /^text\/html/)
+  t.notOk(graphiql.headers['content-security-policy'], 'GraphiQL loads its scripts from a CDN: no CSP on its page')
+  t.equal(graphiql.headers['x-content-type-options'], 'nosniff', 'the other headers still apply')
+})
+
+t.test('without corsOrigins there are no CORS headers and no preflight', async (t) => {
+  const app = await build(t)
+  const res = await app.inject({ url: '/api/v1/products', headers: { origin: 'https://evil.example' } })
+  t.equal(res.statusCode, 200)
+  t.notOk(res.headers['access-control-allow-origin'])
+  const preflight = await app.inject({
+    method: 'OPTIONS',
+    url: '/api/v1/products',
+    headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' }
+  })
+  t.equal(preflight.statusCode, 404)
+  t.notOk(preflight.headers['access-control-allow-origin'])
+})
+
+t.test('corsOrigins lists the origins allowed, and only those', async (t) => {
+  const app = await build(t, { corsOrigins: 'https://app.example.com, https://admin.example.com' })
+  const allowed = await app.inject({ url: '/api/v1/products', headers: { origin: 'https://admin.example.com' } })
+  t.equal(allowed.headers['access-control-allow-origin'], 'https://admin.example.com')
+  t.match(allowed.headers.vary, /origin/i)
+  t.match(allowed.headers['access-control-expose-headers'], /x-request-id/)
+  t.notOk(allowed.headers['access-control-allow-credentials'], 'bearer tokens, no cookies')
+
+  const other = await app.inject({ url: '/api/v1/products', headers: { origin: 'https://evil.example' } })
+  t.equal(other.statusCode, 200, 'the answer itself is the same')
+  t.notOk(other.headers['access-control-allow-origin'], 'but a browser may not read it')
+
+  const preflight = await app.inject({
+    method: 'OPTIONS',
+    url: '/api/v1/orders',
+    headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, idempotency-key' }
+  })
+  t.equal(preflight.statusCode, 204)
+  t.equal(preflight.headers['access-control-allow-origin'], 'https://app.example.com')
+  t.match(preflight.headers['access-control-allow-methods'], /POST/)
+  t.match(preflight.headers['access-control-allow-headers'], /authorization/)
+  t.match(preflight.headers['access-control-allow-headers'], /idempotency-key/)
+})
+
+t.test('corsOrigins `*` allows any origin', async (t) => {
+  const app = await build(t, { corsOrigins: '*' })
+  const res = await app.inject({ url: '/graphql?query=%7B__typename%7D', headers: { origin: 'https://anyone.example' } })
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers['access-control-allow-origin'], '*')
+})
+
+t.test('CORS_ORIGINS is read from the environment and checked at start', async (t) => {
+  t.equal(configFromEnv({ CORS_ORIGINS: 'https://a.example, http://localhost:5173' }).corsOrigins, 'https://a.example, http://localhost:5173')
+  t.same(parseCorsOrigins('https://a.example, http://localhost:5173'), ['https://a.example', 'http://localhost:5173'])
+  t.equal(parseCorsOrigins(' * '), '*')
+  t.equal(configFromEnv({}).corsOrigins, undefined, 'default: none')
+  for (const bad of ['a.example', 'https://a.example/path', 'https://a.example,,', 'ftp://a.example']) {
+    t.throws(() => configFromEnv({ CORS_ORIGINS: bad }), ConfigError, bad)
+    t.throws(() => configFromEnv({ CORS_ORIGINS: bad }), /CORS_ORIGINS/, bad)
+  }
+})
+
+t.test('x-request-id is echoed on every answer, and made when absent', async (t) => {
+  const app = await build(t)
+  const given = await app.inject({ url: '/api/v1/products', headers: { 'x-request-id': 'trace-abc.123_XYZ' } })
+  t.equal(given.headers['x-request-id'], 'trace-abc.123_XYZ')
+
+  const made = await app.inject({ url: '/api/v1/products' })
+  t.match(made.headers['x-request-id'], UUID)
+  const another = await app.inject({ url: '/api/v1/products' })
+  t.not(another.headers['x-request-id'], made.headers['x-request-id'], 'a fresh one each time')
+
+  const cases: Array<[string, { method?: 'GET' | 'POST', url: string, payload?: string }]> = [
+    ['404', { url: '/api/v1/nope' }],
+    ['401', { url: '/api/v1/users' }],
+    ['400', { url: '/api/v1/products?limit=0' }],
+    ['413', { method: 'POST', url: '/api/v1/users', payload: JSON.stringify({ name: 'x'.repeat(1024 * 1024) }) }],
+    ['GraphQL', { method: 'POST', url: '/graphql', payload: JSON.stringify({ query: '{ __typename }' }) }],
+    ['/health', { url: '/health' }]
+  ]
+  for (const [name, request] of cases) {
+    const res = await app.inject({ ...request, headers: { 'x-request-id': `id-${name}`, 'content-type': 'application/json' } })
+    t.equal(res.headers['x-request-id'], `id-${name}`, name)
+  }
+})
+
+t.test('an x-request-id with CR/LF, control characters or over 200 characters is replaced', async (t) => {
+  const app = await build(t)
+  const unsafe = [
+    'abc\r\nx-forged: 1',
+    'abc\nforged',
+    'tab\there',
+    'with space',
+    'x'.repeat(MAX_REQUEST_ID_LENGTH + 1),
+    'ünïcödé',
+    ''
+  ]
+  for (const id of unsafe) {
+    const res = await app.inject({ url: '/api/v1/products', headers: { 'x-request-id': id } })
+    t.equal(res.statusCode, 200, JSON.stringify(id.slice(0, 20)))
+    t.match(res.headers['x-request-id'], UUID, `${JSON.stringify(id.slice(0, 20))} replaced by a fresh id`)
+    t.notOk(res.headers['x-forged'])
+  }
+  const longest = 'x'.repeat(MAX_REQUEST_ID_LENGTH)
+  t.equal((await app.inject({ url: '/health', headers: { 'x-request-id': longest } })).headers['x-request-id'], longest, '200 characters are fine')
+})
+
+t.test('production mode: no GraphiQL, and no stack or internals in a 500', async (t) => {
+  const app = await build(t, { nodeEnv: 'production' })
+  const graphiql = await app.inject({ url: '/graphiql' })
+  t.equal(graphiql.statusCode, 404)
+  t.same(Object.keys(body(graphiql)), ['error'])
+
+  await app.db.schema.alterTable('profiles').renameTo('profiles_hidden').execute()
+  t.teardown(() => app.db.schema.alterTable('profiles_hidden').renameTo('profiles').execute())
+  const res = await app.inject({ method: 'POST', url: '/api/v1/users', payload: { name: 'A', email: 'a@b.io' } })
+  t.equal(res.statusCode, 500)
+  t.same(body(res), { error: 'internal server error' })
+  t.notMatch(res.body, /profiles|relation|at .*\.ts|stack/i)
+
+  const graphql = await app.inject({ method: 'POST', url: '/graphql', payload: { query: 'mutation { createUser(input: {name: "A", email: "b@b.io"}) { id } }' } })
+  t.equal(graphql.statusCode, 200)
+  const [error] = body<{ errors: Array<{ message: string, extensions: Record<string, unknown> }> }>(graphql).errors
+  t.same(error?.extensions, { code: 'INTERNAL_SERVER_ERROR' })
+  t.equal(error?.message, 'internal server error')
+  t.notMatch(graphql.body, /profiles|relation|stack|\.ts:/i)
+})
+
+t.test('development mode serves GraphiQL', async (t) => {
+  const app = await build(t, { nodeEnv: 'development' })
+  t.equal((await app.inject({ url: '/graphiql' })).statusCode, 200)
+})
