@@ -1,12 +1,5 @@
 import { setFlagsFromString } from 'node:v8'
-import closeWithGrace from 'close-with-grace'
-import Fastify from 'fastify'
 import { configFromEnv, ConfigError } from './plugins/config.js'
-import drain from './plugins/drain.js'
-import { serverOptions } from './plugins/server-options.js'
-import tandem from './plugins/tandem.js'
-import { loadDemoData } from './db/demo.js'
-import { hashPassword } from './plugins/passwords.js'
 
 /** Every demo user's password, so that a first-time user can log in and try each endpoint. */
 const DEMO_PASSWORD = 'tandem-demo'
@@ -37,10 +30,40 @@ try {
   process.exit(1)
 }
 
+// The application is loaded only once the configuration is known to be good, so that a bad one is
+// reported at once. The database starts opening meanwhile: PGlite compiles its WebAssembly on
+// other threads while the modules load.
+const connection = import('./db/connect.js')
+const opening = connection.then(({ connect }) => connect({
+  databaseUrl: config.databaseUrl,
+  dataDir: config.dataDir,
+  preparedStatements: config.databasePreparedStatements,
+  poolSize: config.databasePoolSize,
+  statementTimeoutMillis: config.databaseStatementTimeout
+}))
+opening.catch(() => {}) // awaited below; a failure is reported there
+const [{ default: closeWithGrace }, { default: Fastify }, { default: drain }, { serverOptions }, { default: tandem }, { settle }, { loadDemoData }, { hashPassword }] = await Promise.all([
+  import('close-with-grace'),
+  import('fastify'),
+  import('./plugins/drain.js'),
+  import('./plugins/server-options.js'),
+  import('./plugins/tandem.js'),
+  connection,
+  import('./db/demo.js'),
+  import('./plugins/passwords.js')
+])
+
 const app = Fastify(serverOptions(config))
 try {
   await app.register(drain)
-  await app.register(tandem, { ...config, rootHandlers: true })
+  const db = await opening
+  // Added first, so it runs last: after every plugin's own onClose, once the requests whose
+  // clients left have finished their statements.
+  app.addHook('onClose', async () => {
+    await settle(db)
+    await db.destroy()
+  })
+  await app.register(tandem, { ...config, db, rootHandlers: true })
   await app.ready()
   if (await loadDemoData(app.db, await hashPassword(DEMO_PASSWORD))) {
     app.log.info(`empty database: loaded the demo data set (users such as ada@example.com, password "${DEMO_PASSWORD}")`)

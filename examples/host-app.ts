@@ -6,8 +6,9 @@ import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
 import { auth, authRoutes, database, graphql, usersRoutes } from 'tandem-api'
 
 export interface HostOptions {
-  /** Without one, an in-memory embedded database. */
+  /** Without one, an embedded database: in memory, or stored in `dataDir`. */
   databaseUrl?: string
+  dataDir?: string
   jwtSecret?: string
   logger?: boolean
 }
@@ -28,7 +29,7 @@ export async function buildHost (options: HostOptions = {}): Promise<FastifyInst
   app.get('/boom', async () => { throw new Error('the host failed') })
 
   // Tandem's parts. Its routes answer in Tandem's error shape, inside their own scope.
-  await app.register(database, { databaseUrl: options.databaseUrl })
+  await app.register(database, { databaseUrl: options.databaseUrl, dataDir: options.dataDir })
   await app.register(auth, { jwtSecret: options.jwtSecret })
   await app.register(authRoutes, { prefix: '/v2api' })
   await app.register(usersRoutes, { prefix: '/v2api' })

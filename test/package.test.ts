@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
-import { freshDatabase } from './helpers/processes.js'
+import { migratedDataDir, serverDatabase, serverUrl, type Test } from './helpers/database.js'
 
 const execFileAsync = promisify(execFile)
 // The children run as an importer's shell would run them: without tap's loaders in NODE_OPTIONS.
@@ -25,10 +25,10 @@ t.teardown(() => rmSync(work, { recursive: true, force: true }))
 
 const json = (res: LightMyRequestResponse): Record<string, any> => JSON.parse(res.body)
 
-/** With `DATABASE_URL`, a fresh database on that server for the host; else the host's in-memory default. */
-async function databaseUrl (t: { teardown: (fn: () => unknown) => void }): Promise<string | undefined> {
-  const server = process.env.DATABASE_URL
-  return server === undefined || server === '' ? undefined : await freshDatabase(t, server)
+/** With `DATABASE_URL`, a fresh database on that server for the host; else an embedded one already migrated. */
+async function databaseOf (t: Test): Promise<{ databaseUrl: string } | { dataDir: string }> {
+  const server = serverUrl()
+  return server === undefined ? { dataDir: await migratedDataDir(t) } : { databaseUrl: await serverDatabase(t, server) }
 }
 
 /**
@@ -105,7 +105,7 @@ if ('failed' in packed || host === undefined) {
 
   t.test('à la carte: database, auth, authRoutes and usersRoutes under /v2api, graphql', async (t) => {
     if (await host.typecheck !== '') return t.fail('the examples did not compile')
-    const app = await (await importHost(host.dir, 'host-app.js'))({ jwtSecret: secret, databaseUrl: await databaseUrl(t) })
+    const app = await (await importHost(host.dir, 'host-app.js'))({ jwtSecret: secret, ...await databaseOf(t) })
     t.teardown(() => app.close())
     await app.ready()
 
@@ -158,7 +158,7 @@ if ('failed' in packed || host === undefined) {
 
   t.test('all at once: tandem beside the host\'s routes and error handler', async (t) => {
     if (await host.typecheck !== '') return t.fail('the examples did not compile')
-    const app = await (await importHost(host.dir, 'all-in-one.js'))({ jwtSecret: secret, logLevel: 'silent', databaseUrl: await databaseUrl(t) })
+    const app = await (await importHost(host.dir, 'all-in-one.js'))({ jwtSecret: secret, logLevel: 'silent', ...await databaseOf(t) })
     t.teardown(() => app.close())
     await app.ready()
 
