@@ -29,8 +29,9 @@ const pgQuery = pg.Query.prototype as unknown as QueryHandlers
  * pg's `Query`, its rows made by the statement's `RowShape` (db/rows.ts) instead of pg's generic
  * copy-and-store; the shape is kept per connection and statement name, checked against every
  * RowDescription. Anything else — unnamed statements, binary columns — is pg's own behaviour.
- * The fields declared below are pg 8's own (query.js); the real-server tests in
- * test/database.test.ts compare these rows and errors with pg's and fail if they change.
+ * The fields declared below are pg 8's own (query.js); the tests in
+ * test/db/prepared.test.ts (through the wire protocol, by default against PGlite) compare these
+ * rows and errors with pg's and fail if they change.
  */
 class ShapedQuery extends pg.Query {
   declare name?: string
