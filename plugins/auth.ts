@@ -5,7 +5,7 @@ import jwt from '@fastify/jwt'
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { ensureAdmin, findLoginAccount, type Role } from '../db/auth.js'
-import { forbidden, unauthenticated } from '../schema/errors.js'
+import { forbidden, TandemError, unauthenticated } from '../schema/errors.js'
 import type { TandemOptions } from '../schema/options.js'
 import { useConfig } from './config.js'
 import { hashPassword, verifyPassword } from './passwords.js'
@@ -219,8 +219,21 @@ async function auth (app: FastifyInstance, options: TandemOptions): Promise<void
     route.onRequest = [rule === 'admin' ? admin : authenticated, ...[route.onRequest ?? []].flat()]
     if (authorize !== undefined) route.preHandler = [authorize, ...[route.preHandler ?? []].flat()]
     if (route.schema !== undefined) route.schema = { ...route.schema, security: [{ bearerAuth: [] }] } as typeof route.schema
+    route.config = { ...route.config, [GUARDED]: true } as typeof route.config
+  })
+
+  // `onRoute` sees only the routes added after this plugin. A root hook reaches every route, the
+  // earlier ones too: one that asks for a rule this plugin never attached is refused, not served.
+  app.addHook('onRequest', (request, _reply, done) => {
+    const config = request.routeOptions.config as { auth?: unknown, [GUARDED]?: true }
+    if (config.auth === undefined || config[GUARDED] === true) return done()
+    request.log.error({ rule: config.auth, route: request.routeOptions.url }, 'a route asks for an auth rule that was never attached: register Tandem\'s auth plugin before it')
+    done(new TandemError('TANDEM_ERR_INTERNAL', 'this route\'s access rule is not in force'))
   })
 }
+
+/** Set on the config of the routes whose `config.auth` this plugin attached. */
+const GUARDED = Symbol('tandem.auth.guarded')
 
 /**
  * The rule of `PUT/PATCH/DELETE /users/{id}` and its GraphQL mutations: the user itself or an

@@ -370,3 +370,27 @@ t.test('a token that passed while valid is refused once it expires (verified tok
   t.equal(late.statusCode, 401)
   t.same(body(late), { error: 'token expired' })
 })
+
+t.test('regression: a route that asked for a rule before the auth plugin was registered was served to anyone', async (t) => {
+  const db = await testDb()
+  const app = Fastify(serverOptions({ logLevel: 'silent' }))
+  app.get('/early', { config: { auth: 'admin' } }, async () => ({ secret: 'leaked' }))
+  app.get('/early-unknown', { config: { auth: 'nobody' as never } }, async () => ({ secret: 'leaked' }))
+  app.get('/public', async () => ({ open: true }))
+  await app.register(tandem, { db, jwtSecret: TEST_SECRET, rootHandlers: true })
+  app.get('/late', { config: { auth: 'admin' } }, async () => ({ secret: 'kept' }))
+  await app.ready()
+  t.teardown(() => app.close())
+  const admin = { authorization: `Bearer ${app.accessTokens.issue({ id: 1, role: 'admin' }).accessToken}` }
+
+  for (const url of ['/early', '/early-unknown']) {
+    for (const headers of [{}, admin]) {
+      const res = await app.inject({ url, headers })
+      t.equal(res.statusCode, 500, `${url} ${'authorization' in headers ? 'as admin' : 'anonymous'}: refused`)
+      t.notMatch(res.body, /leaked/, 'the handler did not run (the answer is the host\'s error handler\'s: the route came before Tandem\'s)')
+    }
+  }
+  t.equal((await app.inject({ url: '/public' })).statusCode, 200, 'a route without a rule is not touched')
+  t.equal((await app.inject({ url: '/late' })).statusCode, 401, 'a route added after the plugin is guarded as before')
+  t.same(body(await app.inject({ url: '/late', headers: admin })), { secret: 'kept' })
+})
