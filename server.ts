@@ -31,8 +31,7 @@ try {
 }
 
 // The application is loaded only once the configuration is known to be good, so that a bad one is
-// reported at once. The database starts opening meanwhile: PGlite compiles its WebAssembly on
-// other threads while the modules load.
+// reported at once. The database starts opening meanwhile.
 const connection = import('./db/connect.js')
 const opening = connection.then(({ connect }) => connect({
   databaseUrl: config.databaseUrl,
