@@ -33,13 +33,8 @@ try {
 // The application is loaded only once the configuration is known to be good, so that a bad one is
 // reported at once. The database starts opening meanwhile.
 const connection = import('./db/connect.js')
-const opening = connection.then(({ connect }) => connect({
-  databaseUrl: config.databaseUrl,
-  dataDir: config.dataDir,
-  preparedStatements: config.databasePreparedStatements,
-  poolSize: config.databasePoolSize,
-  statementTimeoutMillis: config.databaseStatementTimeout
-}))
+const opening = Promise.all([connection, import('./plugins/database.js')])
+  .then(([{ connect }, { connectOptions }]) => connect(connectOptions(config)))
 opening.catch(() => {}) // awaited below; a failure is reported there
 const [{ default: closeWithGrace }, { default: Fastify }, { default: drain }, { serverOptions }, { default: tandem }, { settle }, { loadDemoData }, { hashPassword }] = await Promise.all([
   import('close-with-grace'),

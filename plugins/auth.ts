@@ -93,6 +93,9 @@ declare module 'fastify' {
   }
 }
 
+/** Set on the config of the routes whose `config.auth` this plugin attached. */
+const GUARDED = Symbol('tandem.auth.guarded')
+
 const ISSUER = 'tandem'
 const MAX_TOKEN_LENGTH = 4096
 const VERIFIED_TOKENS_REMEMBERED = 4096
@@ -231,9 +234,6 @@ async function auth (app: FastifyInstance, options: TandemOptions): Promise<void
     done(new TandemError('TANDEM_ERR_INTERNAL', 'this route\'s access rule is not in force'))
   })
 }
-
-/** Set on the config of the routes whose `config.auth` this plugin attached. */
-const GUARDED = Symbol('tandem.auth.guarded')
 
 /**
  * The rule of `PUT/PATCH/DELETE /users/{id}` and its GraphQL mutations: the user itself or an

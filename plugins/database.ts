@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { connect, settle, type Db } from '../db/connect.js'
+import { connect, settle, type ConnectOptions, type Db } from '../db/connect.js'
+import type { TandemConfig } from '../schema/options.js'
 
 export interface DatabaseOptions {
   /** A real PostgreSQL server; without it an embedded PGlite database is used. @example 'postgres://app@127.0.0.1:5432/app' */
@@ -19,6 +20,17 @@ export interface DatabaseOptions {
    * @example await connect({ databaseUrl })
    */
   db?: Db
+}
+
+/** The database settings of Tandem's configuration, as `connect` takes them. */
+export function connectOptions (config: TandemConfig): ConnectOptions {
+  return {
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    preparedStatements: config.databasePreparedStatements,
+    poolSize: config.databasePoolSize,
+    statementTimeoutMillis: config.databaseStatementTimeout
+  }
 }
 
 declare module 'fastify' {

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import type { TandemOptions } from '../schema/options.js'
 import auth from './auth.js'
 import { useConfig } from './config.js'
-import database, { type DatabaseOptions } from './database.js'
+import database, { connectOptions, type DatabaseOptions } from './database.js'
 import { errorHandler, notFoundHandler } from './errors.js'
 import events from './events.js'
 import graphql, { type GraphqlOwnOptions } from './graphql/index.js'
@@ -38,14 +38,7 @@ async function tandem (app: FastifyInstance, options: TandemPluginOptions): Prom
   const { db, rootHandlers, openapi: withOpenApi, graphql: withGraphql, ...rest } = options
   const config = useConfig(app, rest)
   await app.register(security)
-  await app.register(database, {
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    preparedStatements: config.databasePreparedStatements,
-    poolSize: config.databasePoolSize,
-    statementTimeoutMillis: config.databaseStatementTimeout,
-    db
-  })
+  await app.register(database, { ...connectOptions(config), db })
   await app.register(health)
   await app.register(auth)
   await app.register(rateLimiting)

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
+import Fastify, { type FastifyInstance, type HTTPMethods, type LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
 import { ensureAdmin } from '../../db/auth.js'
 import { hashPassword } from '../../plugins/passwords.js'
@@ -28,6 +28,14 @@ if (process.env.TZ !== 'UTC') process.env.TZ = 'UTC'
 export function body<T = Record<string, unknown>> (response: LightMyRequestResponse): T {
   return JSON.parse(response.body) as T
 }
+
+/**
+ * A caller of `/api/v1…` holding `auth` (anonymous without it).
+ * @example const bob = apiClient(app, headers); await bob('POST', '/posts', { title, content })
+ */
+export const apiClient = (app: FastifyInstance, auth?: { authorization: string }) =>
+  (method: HTTPMethods, url: string, payload?: object, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> =>
+    app.inject({ method, url: '/api/v1' + url, ...(payload === undefined ? {} : { payload }), headers: { ...auth, ...headers } })
 
 /** An `Authorization` header, to pass as `headers` to `app.inject`. */
 export type AuthHeaders = Record<'authorization', string>

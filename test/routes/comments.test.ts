@@ -1,17 +1,11 @@
-import type { FastifyInstance } from 'fastify'
+import type { LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
 import t from 'tap'
-import { adminToken, body, build, signedIn } from '../helpers/app.js'
+import { adminToken, apiClient, body, build, signedIn } from '../helpers/app.js'
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]
-type Method = 'GET' | 'POST' | 'DELETE'
 type Comment = { id: number, post_id: number, author_id: number, text: string, created_at: string }
 type Page = { data: Array<Partial<Comment> & { id: number }>, pagination: { hasMore: boolean, nextCursor: string | null } }
-
-/** Calls `/api/v1…` as the holder of `auth` (anonymous without it). */
-const client = (app: FastifyInstance, auth?: { authorization: string }) =>
-  (method: Method, url: string, payload?: object, headers: Record<string, string> = {}) =>
-    app.inject({ method, url: '/api/v1' + url, ...(payload === undefined ? {} : { payload }), headers: { ...auth, ...headers } })
 
 /** Alice wrote a post; Bob and Carol may comment on it. */
 async function setup (t: Test) {
@@ -19,20 +13,20 @@ async function setup (t: Test) {
   const alice = await signedIn(app, { name: 'Alice' })
   const bob = await signedIn(app, { name: 'Bob' })
   const carol = await signedIn(app, { name: 'Carol' })
-  const post = body<{ id: number }>(await client(app, alice.headers)('POST', '/posts', { title: 'On comments', content: 'Say something' }))
+  const post = body<{ id: number }>(await apiClient(app, alice.headers)('POST', '/posts', { title: 'On comments', content: 'Say something' }))
   return {
     app,
     post,
-    alice: { ...alice, call: client(app, alice.headers) },
-    bob: { ...bob, call: client(app, bob.headers) },
-    carol: { ...carol, call: client(app, carol.headers) },
-    admin: client(app, await adminToken(app)),
-    anonymous: client(app),
-    forged: client(app, { authorization: 'Bearer not.a.token' })
+    alice: { ...alice, call: apiClient(app, alice.headers) },
+    bob: { ...bob, call: apiClient(app, bob.headers) },
+    carol: { ...carol, call: apiClient(app, carol.headers) },
+    admin: apiClient(app, await adminToken(app)),
+    anonymous: apiClient(app),
+    forged: apiClient(app, { authorization: 'Bearer not.a.token' })
   }
 }
 
-async function unauthorized (t: Test, res: Awaited<ReturnType<ReturnType<typeof client>>>, what: string) {
+async function unauthorized (t: Test, res: LightMyRequestResponse, what: string) {
   t.equal(res.statusCode, 401, what)
   t.equal(res.headers['www-authenticate'], 'Bearer', what)
 }

@@ -1,20 +1,14 @@
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
 import t from 'tap'
-import { adminToken, body, build, failRecording, signedIn, testDb } from '../helpers/app.js'
+import { adminToken, apiClient, body, build, failRecording, signedIn, testDb } from '../helpers/app.js'
 import { restScope } from '../../plugins/rest.js'
 import { conflict } from '../../schema/errors.js'
 import { recordSql } from '../helpers/sql-log.js'
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]
-type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 type Post = { id: number, author_id: number, title: string, content: string, created_at: string, updated_at: string }
 type Page = { data: Array<Record<string, unknown> & { id: number }>, pagination: { hasMore: boolean, nextCursor: string | null, limit: number, total?: number } }
-
-/** Calls `/api/v1…` as the holder of `auth` (anonymous without it). */
-const client = (app: FastifyInstance, auth?: { authorization: string }) =>
-  (method: Method, url: string, payload?: object, headers: Record<string, string> = {}) =>
-    app.inject({ method, url: '/api/v1' + url, ...(payload === undefined ? {} : { payload }), headers: { ...auth, ...headers } })
 
 async function setup (t: Test, options: Parameters<typeof build>[1] = {}) {
   const app = await build(t, options)
@@ -22,17 +16,17 @@ async function setup (t: Test, options: Parameters<typeof build>[1] = {}) {
   const bob = await signedIn(app, { name: 'Bob', email: 'bob@example.com' })
   return {
     app,
-    alice: { ...alice, call: client(app, alice.headers) },
-    bob: { ...bob, call: client(app, bob.headers) },
-    admin: client(app, await adminToken(app)),
-    anonymous: client(app),
-    forged: client(app, { authorization: 'Bearer not.a.token' })
+    alice: { ...alice, call: apiClient(app, alice.headers) },
+    bob: { ...bob, call: apiClient(app, bob.headers) },
+    admin: apiClient(app, await adminToken(app)),
+    anonymous: apiClient(app),
+    forged: apiClient(app, { authorization: 'Bearer not.a.token' })
   }
 }
 
 const newPost = { title: 'Hello', content: 'First post' }
 
-async function unauthorized (t: Test, res: Awaited<ReturnType<ReturnType<typeof client>>>, what: string) {
+async function unauthorized (t: Test, res: LightMyRequestResponse, what: string) {
   t.equal(res.statusCode, 401, what)
   t.equal(res.headers['www-authenticate'], 'Bearer', what)
   t.type(body(res).error, 'string', what)
@@ -249,7 +243,7 @@ async function seedPosts (authors: [number, number]): Promise<void> {
 }
 
 /** Follows `nextCursor` to the end; checks the Link header on the way. */
-async function walk (t: Test, call: ReturnType<typeof client>, url: string): Promise<Page['data']> {
+async function walk (t: Test, call: ReturnType<typeof apiClient>, url: string): Promise<Page['data']> {
   const seen: Page['data'] = []
   let next: string | null = url
   for (let guard = 0; next !== null && guard < 100; guard++) {

@@ -1,15 +1,8 @@
-import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { adminToken, body, build, signedIn } from '../helpers/app.js'
+import { adminToken, apiClient, body, build, signedIn } from '../helpers/app.js'
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]
-type Method = 'GET' | 'PUT' | 'PATCH'
 type Profile = { user_id: number, bio: string | null, avatar_url: string | null, location: string | null, updated_at: string }
-
-/** Calls `/api/v1…` as the holder of `auth` (anonymous without it). */
-const client = (app: FastifyInstance, auth?: { authorization: string }) =>
-  (method: Method, url: string, payload?: object, headers: Record<string, string> = {}) =>
-    app.inject({ method, url: '/api/v1' + url, ...(payload === undefined ? {} : { payload }), headers: { ...auth, ...headers } })
 
 async function setup (t: Test) {
   const app = await build(t)
@@ -17,11 +10,11 @@ async function setup (t: Test) {
   const bob = await signedIn(app, { name: 'Bob' })
   return {
     app,
-    alice: { ...alice, call: client(app, alice.headers), url: `/users/${alice.id}/profile` },
-    bob: { ...bob, call: client(app, bob.headers) },
-    admin: client(app, await adminToken(app)),
-    anonymous: client(app),
-    forged: client(app, { authorization: 'Bearer not.a.token' })
+    alice: { ...alice, call: apiClient(app, alice.headers), url: `/users/${alice.id}/profile` },
+    bob: { ...bob, call: apiClient(app, bob.headers) },
+    admin: apiClient(app, await adminToken(app)),
+    anonymous: apiClient(app),
+    forged: apiClient(app, { authorization: 'Bearer not.a.token' })
   }
 }
 
