@@ -7,6 +7,7 @@ import type { AccessUser } from '../auth.js'
 import { useConfig } from '../config.js'
 import events from '../events.js'
 import { validatorCompiler } from '../rest.js'
+import { REFRESH_MS } from '../revocations.js'
 import { bearerOfPayload } from './context.js'
 import { clientError, codes, errorFormatter, errorHandler, GraphqlRequestError } from './errors.js'
 import { complexityLimit, depthLimit, mutationLimit } from './limits.js'
@@ -14,6 +15,7 @@ import { PersistedQueryStore } from './persisted.js'
 import { answersPerResponseKeyIn } from './relations.js'
 import { resolvers } from './resolvers.js'
 import { loadSchema, schemaDirectory } from './schema.js'
+import { SubscriptionTokens, type SubscriptionSocket } from './subscription-tokens.js'
 
 export type { TandemGraphqlContext } from './context.js'
 export { complexityLimit, depthLimit, mutationLimit } from './limits.js'
@@ -127,6 +129,11 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     if (!usesVariables(document)) plainAnswers.add(document)
     return false
   }
+  // Checked as often as the revocations are read: checking more often would not see other
+  // instances' revocations any sooner.
+  const subscriptionTokens = new SubscriptionTokens(async (token) => app.accessTokens.verify(token), app.log)
+  subscriptionTokens.start(REFRESH_MS)
+  app.addHook('onClose', async () => { await subscriptionTokens.stop() })
   const refuseUnknown = async (source: string) => {
     if (persistedOnly && !await store.has(source)) {
       throw clientError('only persisted queries may run on this server', codes.forbidden)
@@ -168,12 +175,14 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
         // A subscription needs the token in `connection_init`: `{authorization: "Bearer …"}`.
         // Mercurius calls this with its connection as `this`: a refusal closes the socket with
         // 4403 Forbidden, as graphql-transport-ws asks (Mercurius alone would close without a code).
-        onConnect: async function (this: { socket?: { protocol?: string, close: (code: number, reason: string) => void } } | undefined, { payload }: { payload: unknown }) {
+        // Once accepted, the socket is closed with 4401 when the token expires or is revoked.
+        onConnect: async function (this: { socket?: SubscriptionSocket & { protocol?: string } } | undefined, { payload }: { payload: unknown }) {
           const token = bearerOfPayload(payload)
           if (token === undefined || !await app.accessTokens.verify(token).then(() => true, () => false)) {
             if (this?.socket?.protocol === 'graphql-transport-ws') this.socket.close(4403, 'Forbidden')
             return false
           }
+          if (this?.socket !== undefined) subscriptionTokens.watch(this.socket, token)
           // Checked again (expiry, revocation) each time the connection subscribes.
           return { viewer: async () => app.accessTokens.verify(token) }
         }

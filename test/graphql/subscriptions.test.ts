@@ -1,11 +1,14 @@
+import { EventEmitter, once } from 'node:events'
 import type { FastifyInstance } from 'fastify'
 import Fastify from 'fastify'
 import { createClient, type Client } from 'graphql-ws'
 import t from 'tap'
 import WebSocket from 'ws'
+import { SubscriptionTokens } from '../../plugins/graphql/subscription-tokens.js'
 import { serverOptions } from '../../plugins/server-options.js'
 import tandem, { type TandemPluginOptions } from '../../plugins/tandem.js'
-import { build, graphql, signedIn, TEST_SECRET, testDb, type AuthHeaders } from '../helpers/app.js'
+import { unauthenticated } from '../../schema/errors.js'
+import { build, graphql, login, signedIn, TEST_SECRET, testDb, type AuthHeaders } from '../helpers/app.js'
 
 interface Test { teardown: (fn: () => unknown) => void }
 
@@ -165,6 +168,113 @@ t.test('a subscription without a valid token is refused', async (t) => {
   t.equal(logout.statusCode, 204)
   const revoked = subscribe(connect(t, url, dee.headers), 'subscription { postCreated { id } }')
   t.match(await revoked.failed, { code: 4403 }, 'a revoked token')
+})
+
+interface Closed { code: number, reason: string }
+
+/** A socket on the legacy `graphql-ws` protocol, its `connection_init` acknowledged; `closed` tells how the server closed it. */
+async function legacySocket (t: Test, url: string, headers: AuthHeaders): Promise<{ closed: Promise<Closed> }> {
+  const socket = new WebSocket(url, 'graphql-ws')
+  t.teardown(() => socket.close())
+  const closed = new Promise<Closed>((resolve) => {
+    socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() }))
+  })
+  await once(socket, 'open')
+  socket.send(JSON.stringify({ type: 'connection_init', payload: headers }))
+  const [message] = await once(socket, 'message') as [Buffer]
+  const { type } = JSON.parse(message.toString()) as { type: string }
+  if (type !== 'connection_ack') throw new Error(`legacy connection refused: ${type}`)
+  return { closed }
+}
+
+/** What `promise` gives; a failure naming `what` if it never comes, rather than a hang until tap's timeout. */
+async function eventually<T> (promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const gaveUp = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`${what} never happened`)), 15_000) })
+  try {
+    return await Promise.race([promise, gaveUp])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+const unauthorized = { code: 4401, reason: 'Unauthorized' }
+
+t.test('logging out closes the subscriptions of that token with 4401, on both protocols', async (t) => {
+  const { app, url } = await listening(t)
+  const gus = await signedIn(app)
+  const posts = subscribe(connect(t, url, gus.headers), 'subscription { postCreated { title } }')
+  await live(posts, app, { authorId: gus.id })
+  const legacy = await legacySocket(t, url, gus.headers)
+  const otherToken = await login(app, gus.email, gus.password)
+  const kept = subscribe(connect(t, url, otherToken), 'subscription { postCreated { title } }')
+  await live(kept, app, { authorId: gus.id })
+
+  t.equal((await app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: gus.headers })).statusCode, 204)
+  t.match(await eventually(posts.failed, 'closing the graphql-transport-ws socket'), unauthorized)
+  t.match(await eventually(legacy.closed, 'closing the graphql-ws socket'), unauthorized)
+
+  const rest = await app.inject({ method: 'POST', url: '/api/v1/posts', headers: otherToken, payload: { title: 'after logout', content: 'c' } })
+  t.equal(rest.statusCode, 201)
+  t.match(await kept.next((v) => !isProbe(v)), { postCreated: { title: 'after logout' } }, 'another token of the same user keeps its subscription')
+  t.same(posts.received.filter((v) => !isProbe(v)), [], 'the closed subscription heard nothing more')
+})
+
+t.test('a password reset closes the subscriptions of the user\'s tokens with 4401', async (t) => {
+  const { app, url } = await listening(t)
+  const hal = await signedIn(app)
+  // Token times are whole seconds: a reset revokes the tokens made before its second.
+  await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 20))
+  const posts = subscribe(connect(t, url, hal.headers), 'subscription { postCreated { title } }')
+  await live(posts, app, { authorId: hal.id })
+
+  t.equal((await app.inject({ method: 'POST', url: `/api/v1/users/${hal.id}/reset-password`, headers: hal.headers })).statusCode, 202)
+  const mail = await app.db.selectFrom('email_outbox').select('body').where('kind', '=', 'reset_password').orderBy('id', 'desc').executeTakeFirstOrThrow()
+  const token = /^([A-Za-z0-9_-]{43})$/m.exec(mail.body)?.[1] ?? ''
+  const reset = await app.inject({ method: 'POST', url: '/api/v1/auth/reset-password', payload: { token, password: 'brand-new-password' } })
+  t.equal(reset.statusCode, 204)
+  t.match(await eventually(posts.failed, 'closing the socket'), unauthorized)
+})
+
+t.test('a subscription is closed with 4401 once its token expires', async (t) => {
+  // Long enough for the subscription to be live before the token expires, on a busy machine too.
+  const { app, url } = await listening(t, { jwtExpiresIn: '4s' })
+  const ivy = await signedIn(app)
+  const posts = subscribe(connect(t, url, ivy.headers), 'subscription { postCreated { title } }')
+  await live(posts, app, { authorId: ivy.id })
+  t.match(await eventually(posts.failed, 'closing the socket'), unauthorized)
+})
+
+t.test('the token watch forgets closed sockets and closes nobody when tokens cannot be checked', async (t) => {
+  class FakeSocket extends EventEmitter {
+    readyState = 1
+    closedWith: unknown[] = []
+    close (...args: unknown[]) { this.closedWith = args; this.readyState = 3 }
+  }
+  const checked: string[] = []
+  let outage = false
+  const watch = new SubscriptionTokens(async (token) => {
+    checked.push(token)
+    if (outage) throw new Error('database unavailable')
+    if (token === 'revoked') throw unauthenticated('token revoked')
+  }, Fastify().log)
+  const [good, revoked, gone] = [new FakeSocket(), new FakeSocket(), new FakeSocket()]
+  watch.watch(good, 'good')
+  watch.watch(revoked, 'revoked')
+  watch.watch(gone, 'gone')
+  gone.emit('close')
+
+  outage = true
+  await t.rejects(watch.sweep(), /database unavailable/)
+  t.same([good.closedWith, revoked.closedWith], [[], []], 'an outage closes nobody')
+  outage = false
+  checked.length = 0
+  await watch.sweep()
+  t.same(checked, ['good', 'revoked'], 'a closed socket is no longer checked')
+  t.same([good.closedWith, revoked.closedWith], [[], [4401, 'Unauthorized']])
+  checked.length = 0
+  await watch.sweep()
+  t.same(checked, ['good'], 'nor one it closed')
 })
 
 t.test('subscriptions are validated and limited like queries', async (t) => {
