@@ -10,25 +10,46 @@ export interface LoginAccount {
   id: number
   role: Role
   password_hash: string | null
+  token_version: number
 }
 
 /** The account an email signs in to (emails compare case-insensitively, on the `lower(email)` index). */
 export async function findLoginAccount (db: Db, email: string): Promise<LoginAccount | undefined> {
-  return db.selectFrom('users').select(['id', 'role', 'password_hash'])
+  return db.selectFrom('users').select(['id', 'role', 'password_hash', 'token_version'])
     .where(sql`lower(email)`, '=', email.toLowerCase())
     .executeTakeFirst()
 }
 
-/** Creates the administrator, or makes the user with that email one and resets its password. */
-export async function ensureAdmin (db: Db, email: string, passwordHash: string): Promise<number> {
+export type AdminOutcome = 'created' | 'unchanged' | 'password-changed' | 'not-an-admin'
+
+/**
+ * Creates the administrator of `email`, or sets the password of the administrator that has it
+ * (ending their sessions when it changed). An existing account that is not an administrator is
+ * left alone: configuration never promotes a self-registered account.
+ */
+export async function ensureAdmin (
+  db: Db,
+  email: string,
+  password: { hash: () => Promise<string>, matches: (stored: string | null) => Promise<boolean> },
+  tokensExpireBy: Date
+): Promise<AdminOutcome> {
+  const existing = await db.selectFrom('users').select(['id', 'role', 'password_hash'])
+    .where(sql`lower(email)`, '=', email.toLowerCase()).executeTakeFirst()
+  if (existing !== undefined && existing.role !== 'admin') return 'not-an-admin'
+  if (existing !== undefined && await password.matches(existing.password_hash)) return 'unchanged'
+  const passwordHash = await password.hash()
   return inTransaction(db, async (trx) => {
+    if (existing !== undefined) {
+      await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', existing.id).execute()
+      await revokeTokensOf(trx, existing.id, tokensExpireBy)
+      return 'password-changed'
+    }
     const { id } = await trx.insertInto('users')
       .values({ name: 'Administrator', email, password_hash: passwordHash, role: 'admin' })
-      .onConflict((oc) => oc.expression(sql`lower(email)`).doUpdateSet({ role: 'admin', password_hash: passwordHash }))
       .returning('id')
       .executeTakeFirstOrThrow()
-    await trx.insertInto('profiles').values({ user_id: id }).onConflict((oc) => oc.column('user_id').doNothing()).execute()
-    return id
+    await trx.insertInto('profiles').values({ user_id: id }).execute()
+    return 'created'
   })
 }
 
@@ -41,21 +62,47 @@ export interface NewOneTimeToken {
   userId: number
   kind: UserTokenKind
   tokenHash: string
+  /** The token, sealed for the mailer; the message's body holds a placeholder. */
+  sealedToken: string
   expiresAt: Date
+  /** Tokens of this kind the user may be sent per rolling hour. */
+  perHour: number
   /** Writes the message a mailer sends, from the user it goes to. */
   compose: (user: { name: string, email: string }) => Message
 }
 
-/** Stores a one-time token's hash and queues its message, in one transaction; false when there is no such user. */
-export async function createOneTimeToken (db: Db, input: NewOneTimeToken): Promise<boolean> {
-  return inTransaction(db, async (trx) => {
-    const user = await trx.selectFrom('users').select(['name', 'email']).where('id', '=', input.userId).executeTakeFirst()
-    if (user === undefined) return false
+export type OneTimeTokenOutcome =
+  | { outcome: 'queued' }
+  | { outcome: 'no-such-user' }
+  | { outcome: 'too-many', retryAfterSeconds: number }
+
+/**
+ * Stores a one-time token's hash and queues its message, in one transaction, unless the user has
+ * had `perHour` of the kind in the last hour. The user's row is locked first, so that concurrent
+ * requests count one after the other.
+ */
+export async function createOneTimeToken (db: Db, input: NewOneTimeToken): Promise<OneTimeTokenOutcome> {
+  return inTransaction(db, async (trx): Promise<OneTimeTokenOutcome> => {
+    const user = await trx.selectFrom('users').select(['name', 'email']).where('id', '=', input.userId).forUpdate().executeTakeFirst()
+    if (user === undefined) return { outcome: 'no-such-user' }
+    const recent = await trx.selectFrom('user_tokens')
+      .select((eb) => [eb.fn.countAll<number>().as('count'), sql<number>`extract(epoch from min(created_at) + interval '1 hour' - now())`.as('wait')])
+      .where('user_id', '=', input.userId).where('kind', '=', input.kind)
+      .where('created_at', '>', sql<Date>`now() - interval '1 hour'`)
+      .executeTakeFirstOrThrow()
+    if (Number(recent.count) >= input.perHour) return { outcome: 'too-many', retryAfterSeconds: Math.max(1, Math.ceil(Number(recent.wait))) }
     await trx.insertInto('user_tokens')
       .values({ token_hash: input.tokenHash, user_id: input.userId, kind: input.kind, email: user.email, expires_at: input.expiresAt })
       .execute()
-    await trx.insertInto('email_outbox').values({ recipient: user.email, kind: input.kind, ...input.compose(user) }).execute()
-    return true
+    await trx.insertInto('email_outbox').values({
+      user_id: input.userId,
+      recipient: user.email,
+      kind: input.kind,
+      ...input.compose(user),
+      sealed_token: input.sealedToken,
+      expires_at: input.expiresAt
+    }).execute()
+    return { outcome: 'queued' }
   })
 }
 
@@ -81,6 +128,15 @@ async function consume (db: Db, kind: UserTokenKind, tokenHash: string): Promise
     .where('user_id', '=', row.user_id).where('kind', '=', kind).where('used_at', 'is', null)
     .execute()
   return row.user_id
+}
+
+/** Whether a one-time token of that kind is unused and unexpired now (without spending it). */
+export async function tokenIsUsable (db: Db, kind: UserTokenKind, tokenHash: string): Promise<boolean> {
+  const row = await db.selectFrom('user_tokens').select('user_id')
+    .where('token_hash', '=', tokenHash).where('kind', '=', kind)
+    .where('used_at', 'is', null).where('expires_at', '>', sql<Date>`now()`)
+    .executeTakeFirst()
+  return row !== undefined
 }
 
 /** Sets `email_verified_at` with a verify-email token; false when the token is not usable. */

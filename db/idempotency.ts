@@ -6,6 +6,11 @@ export const KEY_LIFETIME_HOURS = 24
 /** A first request that has not finished after this long is taken as lost (its process died). */
 const ABANDONED_AFTER_SECONDS = 60
 
+/** The scope of a signed-in caller's keys; its records go with the user. */
+export const userScope = (userId: number): string => `user:${userId}`
+/** The scope of an anonymous caller's keys: their address, so that one client's key never meets another's. */
+export const addressScope = (address: string): string => `ip:${address}`
+
 export interface StoredResponse {
   statusCode: number
   headers: Record<string, string>

@@ -6,6 +6,8 @@ export interface Revocation {
   jti: string
   expires_at: Date
   revoked_at: Date
+  /** On a user's row: their tokens below this version are revoked. */
+  token_version: number | null
 }
 
 /** Revokes an access token until it expires; revoking it twice is harmless. */
@@ -15,46 +17,46 @@ export async function revokeToken (db: Db, jti: string, expiresAt: Date): Promis
     .execute()
 }
 
-/**
- * The row that revokes every token of a user issued before its `revoked_at` (a token's own id is a
- * UUID, never this).
- */
+/** The row that revokes a user's tokens below a version (a token's own id is a UUID, never this). */
 export const everyTokenOf = (userId: number): string => `user:${userId}`
 
-/** The user whose every earlier token the row revokes, or undefined for a token's own row. */
+/** The user whose earlier tokens the row revokes, or undefined for a token's own row. */
 export function userOfRow (jti: string): number | undefined {
   return jti.startsWith('user:') ? Number(jti.slice(5)) : undefined
 }
 
 /**
- * Revokes every access token of the user issued until now (after a password reset, say); they
- * have all expired by `expiresAt`. Run it in the transaction that changes what the tokens stood for.
+ * Ends every access token the user holds (after a password reset, say, or before deleting them):
+ * raises their token version and records the new one, until `expiresAt`, when every earlier
+ * token has expired anyway. Run it in the transaction that changes what the tokens stood for.
  */
 export async function revokeTokensOf (db: Db | Transaction<Database>, userId: number, expiresAt: Date): Promise<void> {
-  await db.insertInto('revoked_tokens').values({ jti: everyTokenOf(userId), expires_at: expiresAt })
-    .onConflict((oc) => oc.column('jti').doUpdateSet({ revoked_at: sql<Date>`clock_timestamp()`, expires_at: expiresAt }))
+  const raised = await db.updateTable('users').set({ token_version: sql<number>`token_version + 1` })
+    .where('id', '=', userId).returning('token_version').executeTakeFirst()
+  if (raised === undefined) return
+  await db.insertInto('revoked_tokens').values({ jti: everyTokenOf(userId), expires_at: expiresAt, token_version: raised.token_version })
+    .onConflict((oc) => oc.column('jti').doUpdateSet({
+      revoked_at: sql<Date>`clock_timestamp()`,
+      expires_at: sql<Date>`greatest(revoked_tokens.expires_at, excluded.expires_at)`,
+      token_version: sql<number>`greatest(revoked_tokens.token_version, excluded.token_version)`
+    }))
     .execute()
 }
 
 /** Revocations of tokens not yet expired, revoked after `since` (all of them without it). */
 export async function revocationsSince (db: Db, since: Date | undefined): Promise<Revocation[]> {
-  let query = db.selectFrom('revoked_tokens').select(['jti', 'expires_at', 'revoked_at']).where('expires_at', '>', sql<Date>`now()`)
+  let query = db.selectFrom('revoked_tokens').select(['jti', 'expires_at', 'revoked_at', 'token_version']).where('expires_at', '>', sql<Date>`now()`)
   if (since !== undefined) query = query.where('revoked_at', '>', since)
   return query.execute()
 }
 
-/** Whether the token `jti` of `userId`, issued at `issuedAt` (seconds), is revoked: by itself or with all of its user's. */
-export async function isRevoked (db: Db, jti: string, userId: number, issuedAt: number): Promise<boolean> {
+/** Whether the token `jti` of `userId`, of token version `version`, is revoked: by itself or with its user's earlier ones. */
+export async function isRevoked (db: Db, jti: string, userId: number, version: number): Promise<boolean> {
   const row = await db.selectFrom('revoked_tokens').select('jti')
     .where((eb) => eb.or([
       eb('jti', '=', jti),
-      eb.and([eb('jti', '=', everyTokenOf(userId)), eb('revoked_at', '>=', new Date((issuedAt + 1) * 1000))])
+      eb.and([eb('jti', '=', everyTokenOf(userId)), eb('token_version', '>', version)])
     ]))
     .executeTakeFirst()
   return row !== undefined
-}
-
-/** Forgets revocations of tokens that have expired anyway. */
-export async function deleteExpiredRevocations (db: Db): Promise<void> {
-  await db.deleteFrom('revoked_tokens').where('expires_at', '<', sql<Date>`now() - interval '1 minute'`).execute()
 }

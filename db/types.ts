@@ -13,6 +13,8 @@ export interface UsersTable {
   password_hash: string | null
   role: Generated<'user' | 'admin'>
   email_verified_at: Date | null
+  /** Raised to end every access token issued before (they carry the version they were issued with). */
+  token_version: Generated<number>
   created_at: CreatedAt
 }
 
@@ -69,10 +71,12 @@ export interface OrderItemsTable {
 }
 
 export interface RevokedTokensTable {
-  /** A token's id, or `user:<id>` for every token of that user issued before `revoked_at`. */
+  /** A token's id, or `user:<id>` for every token of that user below `token_version`. */
   jti: string
   expires_at: Date
   revoked_at: ColumnType<Date, never, Date>
+  /** On `user:<id>` rows: that user's tokens of a lower version are revoked. */
+  token_version: number | null
 }
 
 export type UserTokenKind = 'verify_email' | 'reset_password'
@@ -90,10 +94,17 @@ export interface UserTokensTable {
 
 export interface EmailOutboxTable {
   id: Id
+  /** The user it was written for; the row goes with them. */
+  user_id: number | null
   recipient: string
   kind: string
   subject: string
+  /** The text; a one-time token appears only as `{{token}}`. */
   body: string
+  /** The one-time token the body stands for, sealed (see `openOutboxMessage`), or null. */
+  sealed_token: string | null
+  /** After this the message is useless (its token has expired) and is deleted. */
+  expires_at: Date
   created_at: CreatedAt
   sent_at: Date | null
 }

@@ -4,7 +4,10 @@ import { inTransaction } from './transaction.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
 import { listRows, paginate, parseFields, selectColumns, type ListContext, type ListPage, type ListParams, type ListSpec } from './pagination.js'
 import { searchFilter } from './search.js'
+import { userScope } from './idempotency.js'
+import { revokeTokensOf } from './revoked-tokens.js'
 import type { UserRow } from './types.js'
+import type { Message } from './auth.js'
 
 export type User = Pick<UserRow, 'id' | 'name' | 'email' | 'created_at'>
 /** A user narrowed by `fields=`: the id always, the rest as asked. */
@@ -67,29 +70,58 @@ export interface UserChanges {
   email?: string | undefined
 }
 
+export interface UpdateOptions {
+  /** Refuses the write on the current row (a stale `If-Match`, say). */
+  check?: Precondition<User> | undefined
+  /** When the email changes, the message queued to the old address, kept until `expiresAt`. */
+  emailChangeNotice?: { compose: (before: User, after: User) => Message, expiresAt: Date } | undefined
+}
+
 /** Applies the changes given (PATCH) or all of them (PUT); undefined when there is no such user. */
-export async function updateUser (db: Db, id: number, changes: UserChanges, check?: Precondition<User>): Promise<User | undefined> {
+export async function updateUser (db: Db, id: number, changes: UserChanges, options: UpdateOptions = {}): Promise<User | undefined> {
   const values: Record<string, unknown> = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined))
   // A new address has not been verified yet; the same address in another case still is.
   if (changes.email !== undefined) {
     values.email_verified_at = sql`case when lower(email) = lower(${changes.email}) then email_verified_at end`
   }
-  if (check === undefined && Object.keys(values).length > 0) {
+  const { check, emailChangeNotice } = options
+  if (check === undefined && changes.email === undefined && Object.keys(values).length > 0) {
     return db.updateTable('users').set(values).where('id', '=', id).returning(representation).executeTakeFirst()
   }
-  return lockedWrite(db, lock(id), check, async (trx, current) => Object.keys(values).length === 0
-    ? current
-    : trx.updateTable('users').set(values).where('id', '=', id).returning(representation).executeTakeFirst())
+  return lockedWrite(db, lock(id), check, async (trx, current) => {
+    if (Object.keys(values).length === 0) return current
+    const updated = await trx.updateTable('users').set(values).where('id', '=', id).returning(representation).executeTakeFirst()
+    if (updated !== undefined && emailChangeNotice !== undefined && updated.email.toLowerCase() !== current.email.toLowerCase()) {
+      await trx.insertInto('email_outbox').values({
+        user_id: id,
+        recipient: current.email,
+        kind: 'email_changed',
+        ...emailChangeNotice.compose(current, updated),
+        expires_at: emailChangeNotice.expiresAt
+      }).execute()
+    }
+    return updated
+  })
+}
+
+/** The stored password hash of the user (null for an account without one), or undefined when there is no such user. */
+export async function passwordHashOf (db: Db, id: number): Promise<string | null | undefined> {
+  const row = await db.selectFrom('users').select('password_hash').where('id', '=', id).executeTakeFirst()
+  return row?.password_hash
 }
 
 const lock = (id: number) => (trx: Db) => trx.selectFrom('users').select(representation).where('id', '=', id).forUpdate().executeTakeFirst()
 
 /**
- * Deletes the user with everything it owns (profile, posts, comments and orders cascade), in one
- * transaction that first gives back the stock its open (pending or paid) orders still hold.
+ * Deletes the user with everything it owns (profile, posts, comments, orders, queued emails,
+ * one-time tokens cascade; idempotency records go too), in one transaction that first gives back
+ * the stock its open (pending or paid) orders still hold and ends every access token of theirs
+ * (they have all expired by `tokensExpireBy`).
  */
-export async function deleteUser (db: Db, id: number, check?: Precondition<User>): Promise<boolean> {
+export async function deleteUser (db: Db, id: number, tokensExpireBy: Date, check?: Precondition<User>): Promise<boolean> {
   const deleted = await lockedWrite(db, lock(id), check, async (trx) => {
+    await revokeTokensOf(trx, id, tokensExpireBy)
+    await trx.deleteFrom('idempotency_keys').where('scope', '=', userScope(id)).execute()
     await sql`
       update products set stock = products.stock + held.quantity
       from (

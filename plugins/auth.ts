@@ -7,7 +7,7 @@ import fp from 'fastify-plugin'
 import { ensureAdmin, findLoginAccount, type Role } from '../db/auth.js'
 import { forbidden, TandemError, unauthenticated } from '../schema/errors.js'
 import type { TandemOptions } from '../schema/options.js'
-import { useConfig } from './config.js'
+import { ConfigError, useConfig } from './config.js'
 import { hashPassword, verifyPassword } from './passwords.js'
 import { RevocationList } from './revocations.js'
 
@@ -18,6 +18,8 @@ export interface AccessTokenClaims {
   sub: string
   role: Role
   jti: string
+  /** The user's token version when it was issued: raising the version ends the token. */
+  ver: number
 }
 
 /** The caller of a request that passed authentication. */
@@ -30,6 +32,8 @@ export interface AccessUser {
   exp: number
   /** Issue time, in seconds since the epoch (0 for a token without one). */
   iat: number
+  /** The user's token version it was issued with (0 for a token without one). */
+  ver: number
 }
 
 export interface AccessToken {
@@ -62,8 +66,11 @@ export const ownerOrAdmin = (loadOwner: OwnerLoader): AuthRule => ({ ownerOrAdmi
 export interface AccessTokens {
   /** Checks an email and password; the same 401 for an unknown email, a wrong password or an account without one. */
   login (email: string, password: string): Promise<AccessToken>
-  /** Signs an access token for the user. */
-  issue (user: { id: number, role: Role }): AccessToken
+  /**
+   * Signs an access token for the user, of their current token version (`users.token_version`;
+   * a token of a lower version is refused as revoked).
+   */
+  issue (user: { id: number, role: Role, tokenVersion?: number | undefined }): AccessToken
   /** Checks a raw token: signature, algorithm, expiry, claims and revocation; 401 otherwise. */
   verify (token: string): Promise<AccessUser>
   /** Checks the request's `Authorization: Bearer` token and sets `request.user`; 401 otherwise. */
@@ -111,10 +118,11 @@ export function durationSeconds (text: string): number {
 type Checked = { user: AccessUser } | { error: string }
 
 function toUser (claims: Record<string, unknown>): AccessUser | undefined {
-  const { sub, role, jti, exp, iat } = claims
+  const { sub, role, jti, exp, iat, ver = 0 } = claims
   if (typeof sub !== 'string' || !/^[1-9]\d{0,15}$/.test(sub) || !Number.isSafeInteger(Number(sub))) return undefined
   if ((role !== 'user' && role !== 'admin') || typeof jti !== 'string' || jti === '' || typeof exp !== 'number') return undefined
-  return { sub: Number(sub), role, jti, exp, iat: typeof iat === 'number' ? iat : 0 }
+  if (!Number.isSafeInteger(ver)) return undefined
+  return { sub: Number(sub), role, jti, exp, iat: typeof iat === 'number' ? iat : 0, ver: ver as number }
 }
 
 async function auth (app: FastifyInstance, options: TandemOptions): Promise<void> {
@@ -135,8 +143,16 @@ async function auth (app: FastifyInstance, options: TandemOptions): Promise<void
   app.addHook('onClose', async () => { await revocations.close() })
 
   if (config.adminEmail !== undefined && config.adminPassword !== undefined) {
-    await ensureAdmin(app.db, config.adminEmail, await hashPassword(config.adminPassword))
-    app.log.info({ email: config.adminEmail }, 'administrator account ready')
+    const password = config.adminPassword
+    const outcome = await ensureAdmin(app.db, config.adminEmail, {
+      hash: async () => hashPassword(password),
+      matches: async (stored) => verifyPassword(stored, password)
+    }, new Date(Date.now() + expiresIn * 1000))
+    if (outcome === 'not-an-admin') {
+      throw new ConfigError(`adminEmail ${config.adminEmail} belongs to an account that is not an administrator; configuration never promotes an account: choose another address`)
+    }
+    if (outcome === 'password-changed') await revocations.refresh().catch(() => {})
+    app.log.info({ email: config.adminEmail, outcome }, 'administrator account ready')
   }
 
   const checkToken = (token: string): Checked => {
@@ -177,10 +193,10 @@ async function auth (app: FastifyInstance, options: TandemOptions): Promise<void
       if (!await verifyPassword(account?.password_hash, password) || account === undefined) {
         throw unauthenticated('invalid email or password')
       }
-      return tokens.issue(account)
+      return tokens.issue({ id: account.id, role: account.role, tokenVersion: account.token_version })
     },
     issue (user) {
-      const claims: AccessTokenClaims = { sub: String(user.id), role: user.role, jti: randomUUID() }
+      const claims: AccessTokenClaims = { sub: String(user.id), role: user.role, jti: randomUUID(), ver: user.tokenVersion ?? 0 }
       return { accessToken: app.jwt.sign(claims), tokenType: 'Bearer', expiresIn }
     },
     verify: async (token) => notRevoked(checkToken(token)),

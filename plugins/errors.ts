@@ -60,6 +60,7 @@ export async function errorHandler (this: FastifyInstance, error: FastifyError, 
   if (statusCode >= 500) request.log.error({ err: error }, 'request failed')
   else request.log.info({ err: { message: error.message, code: error.code }, statusCode }, 'request rejected')
   if (statusCode === 401) reply.header('www-authenticate', 'Bearer')
+  if (error instanceof TandemError && error.retryAfterSeconds !== undefined) reply.header('retry-after', error.retryAfterSeconds)
   return reply.code(statusCode).type('application/json').send(body)
 }
 

@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyRequest, onResponseAsyncHookHandler, onSen
 import fp from 'fastify-plugin'
 import type { ControlledTransaction } from 'kysely'
 import type { Db } from '../db/connect.js'
-import { claimKey, completeKey, releaseKey } from '../db/idempotency.js'
+import { normalizeIP } from '@fastify/rate-limit'
+import { addressScope, claimKey, completeKey, releaseKey, userScope } from '../db/idempotency.js'
 import type { Database } from '../db/types.js'
 import { badRequest, conflict, unprocessable } from '../schema/errors.js'
 
@@ -29,6 +30,11 @@ declare module 'fastify' {
      * for the transaction forever.
      */
     transaction?: boolean
+    /**
+     * `false` on a POST whose answer holds a secret (a sign-in's access token): it is never stored
+     * for replay, and an Idempotency-Key is ignored (sending it again simply runs it again).
+     */
+    replayable?: boolean
   }
   interface FastifyRequest {
     /** The Idempotency-Key this request claimed, to record its response. */
@@ -51,7 +57,7 @@ function requestHash (request: FastifyRequest): string {
 /**
  * `Idempotency-Key` on every POST: the same key with the same request within 24 h gets the first
  * response again, without a second write; with another request, 422. Kept in PostgreSQL, so it
- * holds across instances. Keys are per caller (user id when signed in).
+ * holds across instances. Keys are per caller (user id when signed in, else the client's address).
  */
 async function idempotency (app: FastifyInstance): Promise<void> {
   app.decorateRequest('idempotencyClaim', null)
@@ -79,7 +85,7 @@ async function idempotency (app: FastifyInstance): Promise<void> {
     if (typeof key !== 'string' || key.length === 0 || key.length > 255) {
       throw badRequest('Idempotency-Key must be 1 to 255 characters', FIELD)
     }
-    const scope = request.user === undefined || request.user === null ? 'anonymous' : `user:${request.user.sub}`
+    const scope = request.user === undefined || request.user === null ? addressScope(normalizeIP(request.ip)) : userScope(request.user.sub)
     const claim = await claimKey(app.db, scope, key, requestHash(request))
     switch (claim.outcome) {
       case 'claimed': {
@@ -137,6 +143,7 @@ async function idempotency (app: FastifyInstance): Promise<void> {
 
   app.addHook('onRoute', (route) => {
     if (route.method !== 'POST' && !(Array.isArray(route.method) && route.method.includes('POST'))) return
+    if (route.config?.replayable === false) return
     route.preHandler = [...[route.preHandler ?? []].flat(), check]
     route.onSend = [...[route.onSend ?? []].flat(), record]
     route.onResponse = [...[route.onResponse ?? []].flat(), cleanUp]

@@ -6,14 +6,29 @@ import { rateLimited } from '../schema/errors.js'
 import type { TandemOptions } from '../schema/options.js'
 import { useConfig } from './config.js'
 
+/**
+ * Attempts per window at the routes an attacker would hammer: from one IP for one account (an
+ * email), and from one IP in all. Sign-in guesses passwords; sign-up probes which emails exist and
+ * makes accounts; a password reset guesses one-time tokens and costs a password hash.
+ */
+export const ATTEMPT_LIMITS = {
+  login: { perAccount: 10, perIp: 30, windowMs: 60_000 },
+  signUp: { perAccount: 10, perIp: 30, windowMs: 60_000 },
+  resetPassword: { perAccount: 10, perIp: 10, windowMs: 60_000 }
+} as const
 /** Sign-in attempts per minute from one IP for one account, and from one IP in all. */
-export const LOGIN_LIMITS = { perAccount: 10, perIp: 30, windowMs: 60_000 } as const
+export const LOGIN_LIMITS = ATTEMPT_LIMITS.login
+export type AttemptKind = keyof typeof ATTEMPT_LIMITS
 
 // Named outside the augmentation below: declaration emit drops imports used only inside one.
+/** Counts an attempt of `kind` for `account` against `ATTEMPT_LIMITS`. */
+export type LimitAttempts = (request: FastifyRequest, reply: FastifyReply, kind: AttemptKind, account: string) => Promise<void>
 /** Counts a sign-in attempt for `account` against `LOGIN_LIMITS`. */
 export type LimitLogin = (request: FastifyRequest, reply: FastifyReply, account: string) => Promise<void>
 /** The account (an email) a sign-in request is for. */
 export type BruteForceKey = (request: FastifyRequest) => string
+/** A route whose requests count against `ATTEMPT_LIMITS[kind]`, for the account `account` returns. */
+export interface AttemptLimit { kind: AttemptKind, account: (request: FastifyRequest) => string }
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -27,6 +42,8 @@ declare module 'fastify' {
      * (headers set on `reply`) when over. REST routes say `config: { bruteForceKey }` instead.
      */
     limitLogin: LimitLogin
+    /** Counts an attempt of `kind` (sign-in, sign-up, password reset) for `account`; throws the 429 when over. */
+    limitAttempts: LimitAttempts
   }
   interface FastifyContextConfig {
     /**
@@ -34,6 +51,8 @@ declare module 'fastify' {
      * (`LOGIN_LIMITS`), the account being what this returns for the request.
      */
     bruteForceKey?: BruteForceKey
+    /** Counts the route's requests against `ATTEMPT_LIMITS`: sign-up, password reset. */
+    attemptLimit?: AttemptLimit
   }
 }
 
@@ -80,32 +99,39 @@ async function rateLimiting (app: FastifyInstance, options: TandemOptions): Prom
   const accounts = new WeakMap<FastifyRequest, string>()
   // Registered in a scope of its own, so its hooks and decorators reach no route of the host.
   let limitCaller: onRequestAsyncHookHandler | undefined
-  let loginLimits: Array<ReturnType<FastifyInstance['createRateLimit']>> = []
+  const attemptLimits = new Map<AttemptKind, Array<ReturnType<FastifyInstance['createRateLimit']>>>()
   await app.register(async (scope) => {
     await scope.register(rateLimit, { ...perCaller, global: false, redis, nameSpace: 'tandem-rate-limit:' })
     limitCaller = scope.rateLimit(perCaller) as onRequestAsyncHookHandler
-    const window = { ...common, timeWindow: LOGIN_LIMITS.windowMs }
-    loginLimits = [
-      scope.createRateLimit({ ...window, max: LOGIN_LIMITS.perIp, keyGenerator: (request) => `login:${ip(request)}` }),
-      scope.createRateLimit({ ...window, max: LOGIN_LIMITS.perAccount, keyGenerator: (request) => `login:${ip(request)}:${accounts.get(request) ?? ''}` })
-    ]
+    for (const [kind, limits] of Object.entries(ATTEMPT_LIMITS) as Array<[AttemptKind, typeof ATTEMPT_LIMITS[AttemptKind]]>) {
+      // Sign-in keeps the keys it always had, so that counters survive an upgrade.
+      const prefix = kind === 'login' ? 'login' : `attempts:${kind}`
+      const window = { ...common, timeWindow: limits.windowMs }
+      attemptLimits.set(kind, [
+        scope.createRateLimit({ ...window, max: limits.perIp, keyGenerator: (request) => `${prefix}:${ip(request)}` }),
+        scope.createRateLimit({ ...window, max: limits.perAccount, keyGenerator: (request) => `${prefix}:${ip(request)}:${accounts.get(request) ?? ''}` })
+      ])
+    }
   })
   app.decorate('tandemRateLimit', limitCaller as onRequestAsyncHookHandler)
 
-  app.decorate('limitLogin', async (request: FastifyRequest, reply: FastifyReply, account: string) => {
+  const limitAttempts: LimitAttempts = async (request, reply, kind, account) => {
     accounts.set(request, account.toLowerCase())
-    for (const limit of loginLimits) {
+    for (const limit of attemptLimits.get(kind) ?? []) {
       const result = await limit(request)
       if (result.isAllowed || !result.isExceeded) continue
       reply.header('ratelimit-limit', result.max).header('ratelimit-remaining', 0)
         .header('ratelimit-reset', result.ttlInSeconds).header('retry-after', result.ttlInSeconds)
       throw rateLimited(`${result.ttlInSeconds} seconds`)
     }
-  })
+  }
+  app.decorate('limitAttempts', limitAttempts)
+  app.decorate('limitLogin', async (request: FastifyRequest, reply: FastifyReply, account: string) => limitAttempts(request, reply, 'login', account))
   app.addHook('onRoute', (route) => {
     const key = route.config?.bruteForceKey
-    if (key === undefined) return
-    const limit = async (request: FastifyRequest, reply: FastifyReply) => { await app.limitLogin(request, reply, key(request)) }
+    const attempts = route.config?.attemptLimit ?? (key === undefined ? undefined : { kind: 'login', account: key })
+    if (attempts === undefined) return
+    const limit = async (request: FastifyRequest, reply: FastifyReply) => { await limitAttempts(request, reply, attempts.kind, attempts.account(request)) }
     route.preHandler = [limit, ...[route.preHandler ?? []].flat()]
   })
 }

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/connect.js'
-import { deleteExpiredRevocations, isRevoked, revocationsSince, revokeToken, userOfRow } from '../db/revoked-tokens.js'
+import { isRevoked, revocationsSince, revokeToken, userOfRow } from '../db/revoked-tokens.js'
 
 /** How often each instance reads the revocations made by the others. */
 export const REFRESH_MS = 1_000
@@ -9,7 +9,6 @@ export const REFRESH_MS = 1_000
 const OVERLAP_MS = 5_000
 // With no successful poll for this long, the copy is not trusted and the table is asked directly.
 const STALE_MS = 5 * REFRESH_MS
-const CLEANUP_EVERY = 60
 
 /**
  * The access-token denylist. PostgreSQL's `revoked_tokens` is the truth; each instance keeps
@@ -22,13 +21,12 @@ export class RevocationList {
   readonly #db: Db
   readonly #log: FastifyBaseLogger
   readonly #revoked = new Map<string, number>()
-  // user id → every token of theirs issued before `before` (seconds) is revoked, until `expires`.
-  readonly #cutoffs = new Map<number, { before: number, expires: number }>()
+  // user id → every token of theirs below `version` is revoked, until `expires`.
+  readonly #cutoffs = new Map<number, { version: number, expires: number }>()
   #newest: Date | undefined
   #lastRefresh = 0
   #timer: NodeJS.Timeout | undefined
   #running: Promise<void> | undefined
-  #ticks = 0
 
   constructor (db: Db, log: FastifyBaseLogger) {
     this.#db = db
@@ -48,17 +46,16 @@ export class RevocationList {
   }
 
   /**
-   * Whether the token is revoked, by itself or with every token its user had (a password reset).
-   * Token times are whole seconds: a token made in the second of such a revocation stays valid, so
-   * that signing in right after a reset works.
+   * Whether the token is revoked, by itself or with every earlier token of its user (a password
+   * reset): tokens carry their user's token version, so no clock is compared.
    */
-  async has (token: { jti: string, sub: number, iat: number }, now = Date.now()): Promise<boolean> {
+  async has (token: { jti: string, sub: number, ver: number }, now = Date.now()): Promise<boolean> {
     const expires = this.#revoked.get(token.jti)
     if (expires !== undefined && expires > now) return true
     const cutoff = this.#cutoffs.get(token.sub)
-    if (cutoff !== undefined && cutoff.expires > now && token.iat < cutoff.before) return true
+    if (cutoff !== undefined && cutoff.expires > now && token.ver < cutoff.version) return true
     if (now - this.#lastRefresh <= STALE_MS) return false
-    return isRevoked(this.#db, token.jti, token.sub, token.iat)
+    return isRevoked(this.#db, token.jti, token.sub, token.ver)
   }
 
   async add (jti: string, expiresAt: Date): Promise<void> {
@@ -73,7 +70,7 @@ export class RevocationList {
     for (const row of await revocationsSince(this.#db, since)) {
       const user = userOfRow(row.jti)
       if (user === undefined) this.#revoked.set(row.jti, row.expires_at.getTime())
-      else this.#cutoffs.set(user, { before: Math.floor(row.revoked_at.getTime() / 1000), expires: row.expires_at.getTime() })
+      else this.#cutoffs.set(user, { version: row.token_version ?? 0, expires: row.expires_at.getTime() })
       if (this.#newest === undefined || row.revoked_at > this.#newest) this.#newest = row.revoked_at
     }
     for (const [jti, expires] of this.#revoked) if (expires <= startedAt) this.#revoked.delete(jti)
@@ -83,10 +80,7 @@ export class RevocationList {
 
   #tick (): void {
     if (this.#running !== undefined) return
-    this.#running = (async () => {
-      await this.refresh()
-      if (++this.#ticks % CLEANUP_EVERY === 0) await deleteExpiredRevocations(this.#db)
-    })()
+    this.#running = this.refresh()
       .catch((err: unknown) => { this.#log.warn({ err }, 'could not refresh the revoked tokens') })
       .finally(() => { this.#running = undefined })
   }

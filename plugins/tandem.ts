@@ -7,6 +7,7 @@ import database, { connectOptions, type DatabaseOptions } from './database.js'
 import { errorHandler, notFoundHandler } from './errors.js'
 import events from './events.js'
 import graphql, { type GraphqlOwnOptions } from './graphql/index.js'
+import housekeeping from './housekeeping.js'
 import health from './health.js'
 import rateLimiting from './rate-limit.js'
 import security from './security.js'
@@ -40,6 +41,7 @@ async function tandem (app: FastifyInstance, options: TandemPluginOptions): Prom
   await app.register(security)
   await app.register(database, { ...connectOptions(config), db })
   await app.register(health)
+  await app.register(housekeeping)
   await app.register(auth)
   await app.register(rateLimiting)
   if (withOpenApi !== false) await app.register(openapi)

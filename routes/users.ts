@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { createUser, deleteUser, findUser, listUsers, updateUser } from '../db/users.js'
+import { findUser, listUsers } from '../db/users.js'
 import { requireAuth } from '../plugins/auth.js'
-import { hashPassword } from '../plugins/passwords.js'
+import { changeUser, removeUser, signUp } from '../rules/accounts.js'
 import { IdParams, ItemQuery, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
 import { UserView, UserViewList } from '../schema/user-views.js'
 import { CreateUserBody, PatchUserBody, ReplaceUserBody, User, UserListQuery } from '../schema/users.js'
@@ -20,11 +20,10 @@ const usersRoutes: FastifyPluginAsync = async (fastify) => {
   const secret = () => app.tandemConfig.jwtSecret
 
   app.post('/users', {
-    config: { transaction: true },
+    config: { transaction: true, attemptLimit: { kind: 'signUp', account: (request) => String((request.body as { email?: unknown }).email) } },
     schema: { tags, summary: 'Sign up', querystring: WriteQuery, body: CreateUserBody, response: { 201: User, ...errors(400, 409, 415, 429) } }
   }, async (request, reply) => {
-    const { password, ...rest } = request.body
-    const user = await createUser(request.db, { ...rest, passwordHash: password === undefined ? null : await hashPassword(password) })
+    const user = await signUp(request.db, request.body)
     return reply.code(201).header('location', `${request.url.split('?')[0]}/${user.id}`).send(user)
   })
 
@@ -51,25 +50,25 @@ const usersRoutes: FastifyPluginAsync = async (fastify) => {
 
   app.put('/users/:id', {
     config: { auth: 'selfOrAdmin' },
-    schema: { tags, summary: 'Replace a user', params: IdParams, querystring: WriteQuery, body: ReplaceUserBody, response: { 200: User, ...errors(400, 401, 403, 404, 409, 412, 415, 429) } }
+    schema: { tags, summary: 'Replace a user (a new email of your own needs current_password)', params: IdParams, querystring: WriteQuery, body: ReplaceUserBody, response: { 200: User, ...errors(400, 401, 403, 404, 409, 412, 415, 429) } }
   }, async (request, reply) => {
-    const user = found(await updateUser(app.db, request.params.id, request.body, ifMatch(request)), 'user')
+    const user = found(await changeUser(app, request.user, request.params.id, request.body, ifMatch(request)), 'user')
     return reply.header('etag', etagOf(user)).send(user)
   })
 
   app.patch('/users/:id', {
     config: { auth: 'selfOrAdmin' },
-    schema: { tags, summary: 'Change some fields of a user', params: IdParams, querystring: WriteQuery, body: PatchUserBody, response: { 200: User, ...errors(400, 401, 403, 404, 409, 412, 415, 429) } }
+    schema: { tags, summary: 'Change some fields of a user (a new email of your own needs current_password)', params: IdParams, querystring: WriteQuery, body: PatchUserBody, response: { 200: User, ...errors(400, 401, 403, 404, 409, 412, 415, 429) } }
   }, async (request, reply) => {
-    const user = found(await updateUser(app.db, request.params.id, request.body, ifMatch(request)), 'user')
+    const user = found(await changeUser(app, request.user, request.params.id, request.body, ifMatch(request)), 'user')
     return reply.header('etag', etagOf(user)).send(user)
   })
 
   app.delete('/users/:id', {
     config: { auth: 'selfOrAdmin' },
-    schema: { tags, summary: 'Delete a user', params: IdParams, querystring: WriteQuery, response: { 204: NoContent, ...errors(400, 401, 403, 404, 412, 429) } }
+    schema: { tags, summary: 'Delete a user; every session of theirs ends', params: IdParams, querystring: WriteQuery, response: { 204: NoContent, ...errors(400, 401, 403, 404, 412, 429) } }
   }, async (request, reply) => {
-    if (!await deleteUser(app.db, request.params.id, ifMatch(request))) throw found(undefined, 'user')
+    if (!await removeUser(app, request.user, request.params.id, ifMatch(request))) throw found(undefined, 'user')
     return reply.code(204).send(null)
   })
 }

@@ -30,6 +30,8 @@ export type ErrorCode = keyof typeof errorCodes
 export class TandemError extends Error {
   override name = 'TandemError'
   readonly statusCode: number
+  /** On a 429: when to try again, sent as `Retry-After`. */
+  retryAfterSeconds?: number
   constructor (readonly code: ErrorCode, message: string, readonly field?: string) {
     super(message)
     this.statusCode = errorCodes[code]
@@ -44,6 +46,8 @@ export const conflict = (message: string, field?: string) => new TandemError('TA
 export const unprocessable = (message: string, field?: string) => new TandemError('TANDEM_ERR_UNPROCESSABLE', message, field)
 export const preconditionFailed = (message = 'the resource has changed (If-Match)') => new TandemError('TANDEM_ERR_PRECONDITION_FAILED', message)
 export const rateLimited = (retryAfter: string) => new TandemError('TANDEM_ERR_RATE_LIMITED', `rate limit exceeded, retry in ${retryAfter}`)
+/** A 429 that knows when the caller may try again (`Retry-After`). */
+export const tooManyFor = (seconds: number) => Object.assign(rateLimited(`${seconds} seconds`), { retryAfterSeconds: seconds })
 export const unavailable = (message = 'database unavailable') => new TandemError('TANDEM_ERR_UNAVAILABLE', message)
 
 const graphqlCodes: Partial<Record<ErrorCode, string>> = {

@@ -39,6 +39,8 @@ export const TandemOptionsSchema = Type.Object({
   adminEmail: Type.Optional(Type.String({ format: 'email' })),
   /** @example 'correct horse battery staple' */
   adminPassword: Type.Optional(Type.String({ minLength: 8 })),
+  /** Emails with a one-time token (verify, reset) a user may be sent per hour, of each kind. @example 3 */
+  oneTimeEmailsPerHour: Type.Integer({ default: 3, minimum: 1 }),
   /** Requests per window per caller. @example 1000 */
   rateLimitMax: Type.Integer({ default: 1000, minimum: 1 }),
   /** @example '1 minute' */

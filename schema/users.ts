@@ -21,7 +21,10 @@ export const CreateUserBody = Type.Object({
 }, { additionalProperties: false })
 export type CreateUserBodyType = Static<typeof CreateUserBody>
 
-export const ReplaceUserBody = Type.Object({ name: Name, email: Email }, { additionalProperties: false })
+/** The password of the caller, needed when users change their own email. */
+const CurrentPassword = Type.String({ minLength: 1, maxLength: 1024, description: 'Your current password: needed to change your own email.' })
+
+export const ReplaceUserBody = Type.Object({ name: Name, email: Email, current_password: Type.Optional(CurrentPassword) }, { additionalProperties: false })
 export type ReplaceUserBodyType = Static<typeof ReplaceUserBody>
 
 export const PatchUserBody = Type.Partial(ReplaceUserBody, { additionalProperties: false })

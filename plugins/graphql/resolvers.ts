@@ -3,13 +3,13 @@ import type { IResolvers } from 'mercurius'
 import { encodeCursor, fingerprint } from '../../db/cursor.js'
 import { createComment, type Comment } from '../../db/comments.js'
 import { createPost, findPost, type Post } from '../../db/posts.js'
-import { createUser, deleteUser, findUser, listUsers, updateUser, userRows } from '../../db/users.js'
+import { findUser, listUsers, userRows } from '../../db/users.js'
+import { changeUser, removeUser, signUp, type AccountChanges } from '../../rules/accounts.js'
 import { graphqlCode, notFound, forbidden, TandemError } from '../../schema/errors.js'
 import { CreateCommentBody } from '../../schema/comments.js'
 import { ReplacePostBody } from '../../schema/posts.js'
 import { CreateUserBody, PatchUserBody } from '../../schema/users.js'
 import type { TandemEventMap } from '../events.js'
-import { hashPassword } from '../passwords.js'
 import { assertSelfOrAdmin, type TandemGraphqlContext } from './context.js'
 import { checkInput, listLimit, parseId } from './inputs.js'
 import { withRelations } from './relations.js'
@@ -104,23 +104,22 @@ export function resolvers (): IResolvers<any, Context> {
     Mutation: {
       async createUser (_root, args: Args, ctx: Context, info: Info) {
         const input = checkInput<{ name: string, email: string, password?: string }>(CreateUserBody, args.input as Input)
-        const passwordHash = input.password === undefined ? null : await hashPassword(input.password)
-        return withRelations(ctx.app.db, info, await createUser(ctx.app.db, { name: input.name, email: input.email, passwordHash }))
+        // The same per-address limits as POST /users.
+        if (ctx.app.hasDecorator('limitAttempts')) await ctx.app.limitAttempts(ctx.reply.request, ctx.reply, 'signUp', input.email)
+        return withRelations(ctx.app.db, info, await signUp(ctx.app.db, input))
       },
       async updateUser (_root, args: Args, ctx: Context, info: Info) {
         const viewer = await ctx.viewer()
         const id = parseId(args.id, 'id')
         assertSelfOrAdmin(viewer, id)
-        const input = checkInput<{ name?: string, email?: string }>(PatchUserBody, args.input as Input)
-        const user = await updateUser(ctx.app.db, id, input)
+        const input = checkInput<AccountChanges>(PatchUserBody, args.input as Input)
+        const user = await changeUser(ctx.app, viewer, id, input)
         if (user === undefined) throw notFound('user')
         return withRelations(ctx.app.db, info, user)
       },
       async deleteUser (_root, args: Args, ctx: Context) {
         const viewer = await ctx.viewer()
-        const id = parseId(args.id, 'id')
-        assertSelfOrAdmin(viewer, id)
-        return deleteUser(ctx.app.db, id)
+        return removeUser(ctx.app, viewer, parseId(args.id, 'id'))
       },
       async createPost (_root, args: Args, ctx: Context, info: Info) {
         const viewer = await ctx.viewer()

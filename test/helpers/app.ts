@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance, type HTTPMethods, type LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
 import { ensureAdmin } from '../../db/auth.js'
-import { hashPassword } from '../../plugins/passwords.js'
+import { hashPassword, verifyPassword } from '../../plugins/passwords.js'
 import { serverOptions } from '../../plugins/server-options.js'
 import tandem, { type TandemPluginOptions } from '../../plugins/tandem.js'
 import { resetDb, testDb, type Test } from './database.js'
@@ -58,7 +58,8 @@ let signUps = 0
 export async function signUp (app: FastifyInstance, user: Partial<Omit<SignedUp, 'id'>> = {}): Promise<SignedUp> {
   const n = ++signUps
   const input = { name: `User ${n}`, email: `user${n}@example.com`, password: 'correct horse battery', ...user }
-  const res = await app.inject({ method: 'POST', url: '/api/v1/users', payload: input })
+  // Each from an address of its own: sign-ups are limited per address.
+  const res = await app.inject({ method: 'POST', url: '/api/v1/users', payload: input, remoteAddress: `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}` })
   if (res.statusCode !== 201) throw new Error(`sign-up failed: ${res.statusCode} ${res.body}`)
   return { ...input, id: body<{ id: number }>(res).id }
 }
@@ -80,7 +81,7 @@ export const ADMIN = { email: 'admin@example.com', password: 'admin-password-1' 
 
 /** The `Authorization` header of an administrator, made in the database and logged in for real. */
 export async function adminToken (app: FastifyInstance): Promise<AuthHeaders> {
-  await ensureAdmin(app.db, ADMIN.email, await hashPassword(ADMIN.password))
+  await ensureAdmin(app.db, ADMIN.email, { hash: async () => hashPassword(ADMIN.password), matches: async (stored) => verifyPassword(stored, ADMIN.password) }, app.accessTokens.newTokensExpireAt())
   return login(app, ADMIN.email, ADMIN.password)
 }
 
@@ -97,10 +98,10 @@ export interface GraphqlResponse<D = Record<string, any>> {
 export async function graphql<D = Record<string, any>> (
   app: FastifyInstance,
   query: string,
-  options: { variables?: Record<string, unknown>, headers?: Record<string, string>, extensions?: Record<string, unknown>, operationName?: string } = {}
+  options: { variables?: Record<string, unknown>, headers?: Record<string, string>, extensions?: Record<string, unknown>, operationName?: string, remoteAddress?: string } = {}
 ): Promise<GraphqlResponse<D>> {
-  const { headers, ...rest } = options
-  const res = await app.inject({ method: 'POST', url: '/graphql', payload: { query, ...rest }, ...(headers === undefined ? {} : { headers }) })
+  const { headers, remoteAddress, ...rest } = options
+  const res = await app.inject({ method: 'POST', url: '/graphql', payload: { query, ...rest }, ...(headers === undefined ? {} : { headers }), ...(remoteAddress === undefined ? {} : { remoteAddress }) })
   return { statusCode: res.statusCode, ...JSON.parse(res.body) }
 }
 

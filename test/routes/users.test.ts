@@ -58,7 +58,7 @@ t.test('GET, PUT, PATCH and DELETE a user', async (t) => {
   const narrowed = await app.inject({ url: url + '?fields=name', headers })
   t.same(body(narrowed), { id: me.id, name: ada.name })
 
-  const put = await app.inject({ method: 'PUT', url, headers, payload: { name: 'Ada King', email: 'king@example.com' } })
+  const put = await app.inject({ method: 'PUT', url, headers, payload: { name: 'Ada King', email: 'king@example.com', current_password: me.password } })
   t.equal(put.statusCode, 200)
   t.same(body(put), { ...created, name: 'Ada King', email: 'king@example.com' })
 
