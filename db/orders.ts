@@ -152,6 +152,9 @@ export async function createOrder (db: Db, userId: number, lines: readonly Order
   })
   const sorted = [...lines].sort((a, b) => a.product_id - b.product_id)
   return inTransaction(db, async (trx) => {
+    // The user first (the lock the order's foreign key takes anyway), then the products: the
+    // order in which deleting a user takes them, so that the two cannot deadlock.
+    await trx.selectFrom('users').select('id').where('id', '=', userId).forKeyShare().execute()
     const items: OrderItem[] = []
     let cents = 0
     for (const line of sorted) {

@@ -3,6 +3,7 @@ import type { Db } from './connect.js'
 import { inTransaction } from './transaction.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
 import { listRows, paginate, parseFields, selectColumns, type ListContext, type ListPage, type ListParams, type ListSpec } from './pagination.js'
+import { idArray } from './relations.js'
 import { searchFilter } from './search.js'
 import { userScope } from './idempotency.js'
 import { revokeTokensOf } from './revoked-tokens.js'
@@ -117,20 +118,34 @@ const lock = (id: number) => (trx: Db) => trx.selectFrom('users').select(represe
  * one-time tokens cascade; idempotency records go too), in one transaction that first gives back
  * the stock its open (pending or paid) orders still hold and ends every access token of theirs
  * (they have all expired by `tokensExpireBy`).
+ *
+ * The open orders are locked (`for update`) before their stock is counted: a cancel under way makes
+ * the lock wait, and the order, read again once the cancel commits, is no longer open, so its stock
+ * goes back once (by the cancel); a cancel that comes later waits, then finds no order (404).
+ * Locks go user → orders → products, each set in id order, as a cancel and placing an order take
+ * them (`createOrder` takes its user first), so none of them can deadlock with this.
  */
 export async function deleteUser (db: Db, id: number, tokensExpireBy: Date, check?: Precondition<User>): Promise<boolean> {
   const deleted = await lockedWrite(db, lock(id), check, async (trx) => {
     await revokeTokensOf(trx, id, tokensExpireBy)
     await trx.deleteFrom('idempotency_keys').where('scope', '=', userScope(id)).execute()
-    await sql`
-      update products set stock = products.stock + held.quantity
-      from (
-        select oi.product_id, sum(oi.quantity) as quantity
-        from order_items oi join orders o on o.id = oi.order_id
-        where o.user_id = ${id} and o.status in ('pending', 'paid')
-        group by oi.product_id
-      ) held
-      where products.id = held.product_id`.execute(trx)
+    const open = await trx.selectFrom('orders').select('id')
+      .where('user_id', '=', id).where('status', 'in', ['pending', 'paid'])
+      .orderBy('id').forUpdate().execute()
+    if (open.length > 0) {
+      const orderIds = sql<number>`any(${idArray(open.map((o) => o.id))}::bigint[])`
+      await trx.selectFrom('products').select('id')
+        .where('id', 'in', trx.selectFrom('order_items').select('product_id').where('order_id', '=', orderIds))
+        .orderBy('id').forUpdate().execute()
+      await sql`
+        update products set stock = products.stock + held.quantity
+        from (
+          select product_id, sum(quantity) as quantity from order_items
+          where order_id = ${orderIds}
+          group by product_id
+        ) held
+        where products.id = held.product_id`.execute(trx)
+    }
     await trx.deleteFrom('users').where('id', '=', id).execute()
     return true
   })
