@@ -87,6 +87,8 @@ export interface AccessTokens {
   refreshRevocations (): Promise<void>
   /** When tokens issued now expire at the latest. */
   newTokensExpireAt (): Date
+  /** Calls `listener` when tokens may have been revoked (here, or on another instance within the second). */
+  onRevocation (listener: () => void): void
 }
 
 declare module 'fastify' {
@@ -212,7 +214,8 @@ async function auth (app: FastifyInstance, options: TandemOptions): Promise<void
     revoke: async (user) => revocations.add(user.jti, new Date(user.exp * 1000)),
     // The write is done and every instance reads it within the second anyway: a failure here is no reason to fail the request.
     refreshRevocations: async () => { await revocations.refresh().catch((err: unknown) => { app.log.warn({ err }, 'could not read the revoked tokens') }) },
-    newTokensExpireAt: () => new Date(Date.now() + expiresIn * 1000)
+    newTokensExpireAt: () => new Date(Date.now() + expiresIn * 1000),
+    onRevocation: (listener) => { revocations.onChange(listener) }
   }
   app.decorate('accessTokens', tokens)
 

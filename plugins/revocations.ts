@@ -27,6 +27,7 @@ export class RevocationList {
   #lastRefresh = 0
   #timer: NodeJS.Timeout | undefined
   #running: Promise<void> | undefined
+  readonly #listeners = new Set<() => void>()
 
   constructor (db: Db, log: FastifyBaseLogger) {
     this.#db = db
@@ -61,13 +62,24 @@ export class RevocationList {
   async add (jti: string, expiresAt: Date): Promise<void> {
     await revokeToken(this.#db, jti, expiresAt)
     this.#revoked.set(jti, expiresAt.getTime())
+    this.#changed()
+  }
+
+  /** Calls `listener` whenever revocations arrive (made here or read from the table). */
+  onChange (listener: () => void): void {
+    this.#listeners.add(listener)
+  }
+
+  #changed (): void {
+    for (const listener of this.#listeners) listener()
   }
 
   /** Reads the revocations made since the last poll and forgets expired ones. */
   async refresh (): Promise<void> {
     const startedAt = Date.now()
     const since = this.#newest === undefined ? undefined : new Date(this.#newest.getTime() - OVERLAP_MS)
-    for (const row of await revocationsSince(this.#db, since)) {
+    const rows = await revocationsSince(this.#db, since)
+    for (const row of rows) {
       const user = userOfRow(row.jti)
       if (user === undefined) this.#revoked.set(row.jti, row.expires_at.getTime())
       else this.#cutoffs.set(user, { version: row.token_version ?? 0, expires: row.expires_at.getTime() })
@@ -76,6 +88,7 @@ export class RevocationList {
     for (const [jti, expires] of this.#revoked) if (expires <= startedAt) this.#revoked.delete(jti)
     for (const [user, { expires }] of this.#cutoffs) if (expires <= startedAt) this.#cutoffs.delete(user)
     this.#lastRefresh = startedAt
+    if (rows.length > 0) this.#changed()
   }
 
   #tick (): void {

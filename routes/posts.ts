@@ -5,7 +5,8 @@ import { ownerOrAdmin, requireAuth } from '../plugins/auth.js'
 import type { TandemEventMap } from '../plugins/events.js'
 import { IdParams, ItemQuery, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
 import { notFound } from '../schema/errors.js'
-import { PatchPostBody, Post, PostFields, PostList, PostListQuery, ReplacePostBody, UserPostListQuery } from '../schema/posts.js'
+import { CreatePostBody, PatchPostBody, Post, PostFields, PostList, PostListQuery, ReplacePostBody, UserPostListQuery } from '../schema/posts.js'
+import { authorOf } from '../rules/posts.js'
 import { etagOf, ifMatch, sendEntity } from './conditional.js'
 import { found, sendList } from './reply.js'
 
@@ -48,9 +49,10 @@ const postsRoutes: FastifyPluginAsync = async (fastify) => {
 
   app.post('/posts', {
     config: { auth: 'authenticated', transaction: true },
-    schema: { tags, summary: 'Write a post (as its author)', querystring: WriteQuery, body: ReplacePostBody, response: { 201: Post, ...errors(400, 401, 409, 413, 415, 422, 429) } }
+    schema: { tags, summary: 'Write a post (as its author; an administrator may name another)', querystring: WriteQuery, body: CreatePostBody, response: { 201: Post, ...errors(400, 401, 403, 409, 413, 415, 422, 429) } }
   }, async (request, reply) => {
-    const post = await createPost(request.db, { authorId: request.user.sub, ...request.body })
+    const { author_id: requested, ...fields } = request.body
+    const post = await createPost(request.db, { authorId: authorOf(request.user, requested), ...fields })
     announce(request, 'postCreated', { post: { ...post } })
     const collection = (request.url.split('?')[0] ?? '').replace(/\/$/, '')
     return reply.code(201).header('location', `${collection}/${post.id}`).header('etag', etagOf(post)).send(post)

@@ -29,6 +29,13 @@ export const PostFields = Selectable({
 export const ReplacePostBody = Type.Object({ title: Title, content: Content }, { additionalProperties: false })
 export type ReplacePostBodyType = Static<typeof ReplacePostBody>
 
+/** A new post; `author_id` (an administrator's choice) defaults to the caller. */
+export const CreatePostBody = Type.Object({
+  title: Title,
+  content: Content,
+  author_id: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The author: your own id; an administrator may name anyone. Default: you.' }))
+}, { additionalProperties: false })
+
 export const PatchPostBody = Type.Partial(ReplacePostBody, { additionalProperties: false })
 
 export const postSortable = ['id', 'created_at', 'title'] as const

@@ -132,7 +132,9 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
   // Checked as often as the revocations are read: checking more often would not see other
   // instances' revocations any sooner.
   const subscriptionTokens = new SubscriptionTokens(async (token) => app.accessTokens.verify(token), app.log)
+  // Expiry is caught by the periodic check; a revocation, here or read from another instance, at once.
   subscriptionTokens.start(REFRESH_MS)
+  app.accessTokens.onRevocation(() => { subscriptionTokens.check() })
   app.addHook('onClose', async () => { await subscriptionTokens.stop() })
   const refuseUnknown = async (source: string) => {
     if (persistedOnly && !await store.has(source)) {

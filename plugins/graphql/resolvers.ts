@@ -5,7 +5,8 @@ import { createComment, type Comment } from '../../db/comments.js'
 import { createPost, findPost, type Post } from '../../db/posts.js'
 import { findUser, listUsers, userRows } from '../../db/users.js'
 import { changeUser, removeUser, signUp, type AccountChanges } from '../../rules/accounts.js'
-import { graphqlCode, notFound, forbidden, TandemError } from '../../schema/errors.js'
+import { authorOf } from '../../rules/posts.js'
+import { graphqlCode, notFound, TandemError } from '../../schema/errors.js'
 import { CreateCommentBody } from '../../schema/comments.js'
 import { ReplacePostBody } from '../../schema/posts.js'
 import { CreateUserBody, PatchUserBody } from '../../schema/users.js'
@@ -124,8 +125,7 @@ export function resolvers (): IResolvers<any, Context> {
       async createPost (_root, args: Args, ctx: Context, info: Info) {
         const viewer = await ctx.viewer()
         const { authorId: rawAuthorId, ...fields } = args.input as Input
-        const authorId = parseId(rawAuthorId, 'authorId')
-        if (authorId !== viewer.sub && viewer.role !== 'admin') throw forbidden('only an administrator may post as another user')
+        const authorId = authorOf(viewer, parseId(rawAuthorId, 'authorId'))
         const input = checkInput<{ title: string, content: string }>(ReplacePostBody, fields)
         const post = await createPost(ctx.app.db, { authorId, ...input })
         await publish(ctx, 'postCreated', { post: post as PostCreated['post'] & Post })

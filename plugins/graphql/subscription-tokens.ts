@@ -29,6 +29,7 @@ export class SubscriptionTokens {
   readonly #tokens = new Map<SubscriptionSocket, Set<string>>()
   #timer: NodeJS.Timeout | undefined
   #running: Promise<void> | undefined
+  #again = false
 
   /** `verify` resolves for a valid token and rejects with a 401 TandemError otherwise. */
   constructor (verify: (token: string) => Promise<unknown>, log: FastifyBaseLogger) {
@@ -51,7 +52,7 @@ export class SubscriptionTokens {
 
   /** Checks the tokens every `periodMs` until `stop`. */
   start (periodMs: number): void {
-    this.#timer = setInterval(() => { this.#tick() }, periodMs)
+    this.#timer = setInterval(() => { this.check() }, periodMs)
     this.#timer.unref()
   }
 
@@ -86,10 +87,21 @@ export class SubscriptionTokens {
     }
   }
 
-  #tick (): void {
-    if (this.#running !== undefined || this.#tokens.size === 0) return
+  /** Checks the tokens now (after the sweep under way, if any): tokens were revoked, say. */
+  check (): void {
+    if (this.#running !== undefined) {
+      this.#again = true
+      return
+    }
+    if (this.#tokens.size === 0) return
     this.#running = this.sweep()
       .catch((err: unknown) => { this.#log.warn({ err }, 'could not check the tokens of open subscriptions') })
-      .finally(() => { this.#running = undefined })
+      .finally(() => {
+        this.#running = undefined
+        if (this.#again) {
+          this.#again = false
+          this.check()
+        }
+      })
   }
 }

@@ -49,6 +49,22 @@ t.test('POST /posts writes a post by the caller: 201, Location, representation, 
   t.equal(Number((await app.db.selectFrom('posts').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow()).n), 1)
 })
 
+t.test('regression: the styles disagreed on who may post as another user; now an admin may in both, others in neither', async (t) => {
+  const { app, alice, bob, admin } = await setup(t)
+  const asBob = await admin('POST', '/posts', { ...newPost, author_id: bob.id })
+  t.equal(asBob.statusCode, 201, 'REST: an administrator names the author')
+  t.equal(body<Post>(asBob).author_id, bob.id)
+  const refused = await alice.call('POST', '/posts', { ...newPost, author_id: bob.id })
+  t.equal(refused.statusCode, 403)
+  t.same(body(refused), { error: 'only an administrator may post as another user' })
+  t.equal((await alice.call('POST', '/posts', { ...newPost, author_id: alice.id })).statusCode, 201, 'naming oneself is fine')
+  const bad = await alice.call('POST', '/posts', { ...newPost, author_id: 0 })
+  t.equal(bad.statusCode, 400)
+  t.equal(body(bad).field, 'author_id')
+  const count = await app.db.selectFrom('posts').select(sql<number>`count(*)`.as('n')).where('author_id', '=', bob.id).executeTakeFirstOrThrow()
+  t.equal(Number(count.n), 1, 'only the admin\'s post is Bob\'s')
+})
+
 t.test('an idempotent POST /posts tells subscribers only once it is committed', async (t) => {
   const app = await build(t)
   const writer = await signedIn(app)
@@ -99,7 +115,7 @@ t.test('POST and PUT /posts validate the body, naming the field', async (t) => {
     [{ title: 'x'.repeat(301), content: 'x' }, 'title'],
     [{ title: 'x', content: '' }, 'content'],
     [{ title: 'x', content: 'x'.repeat(100_001) }, 'content'],
-    [{ title: 'x', content: 'x', author_id: 2 }, 'author_id'],
+    [{ title: 'x', content: 'x', views: 2 }, 'views'],
     [{ title: 7, content: 'x' }, 'title']
   ]
   const { id } = body<Post>(await alice.call('POST', '/posts', newPost))
@@ -111,6 +127,9 @@ t.test('POST and PUT /posts validate the body, naming the field', async (t) => {
     }
   }
   t.equal((await alice.call('POST', '/posts', { title: 'x'.repeat(300), content: 'x'.repeat(100_000) })).statusCode, 201, 'the limits themselves are fine')
+  const move = await alice.call('PUT', `/posts/${id}`, { title: 'x', content: 'x', author_id: 2 })
+  t.equal(move.statusCode, 400, 'a post never changes author')
+  t.equal(body(move).field, 'author_id')
   const patch = await alice.call('PATCH', `/posts/${id}`, { title: 'x', views: 3 })
   t.equal(patch.statusCode, 400)
   t.equal(body(patch).field, 'views')
