@@ -1,24 +1,7 @@
-import { setFlagsFromString } from 'node:v8'
 import { configFromEnv, ConfigError } from './plugins/config.js'
 
 /** Every demo user's password, so that a first-time user can log in and try each endpoint. */
 const DEMO_PASSWORD = 'tandem-demo'
-
-// V8 settings for a long-running server under load (BENCHMARKS.md has the measurements); one given
-// in NODE_OPTIONS or on the command line wins.
-// - Under load V8 lets the old generation grow to about three times what survives a full collection
-//   before collecting again: 240 MB of RSS for a 40 MB live heap. 75 % keeps the server under 200 MB
-//   for the same CPU on REST reads and 4 % more on deep GraphQL queries.
-// - Allocation-site pretenuring judges from the objects alive at a young collection (those of the
-//   requests in flight) that some allocation sites make long-lived objects, and allocates theirs in
-//   the old generation: the rows, strings and dates each query reads were then promoted too (0.9 MB
-//   per young collection, 20 KB without it) and the server spent 5–13 % more CPU per request.
-const V8_DEFAULTS = ['--heap-growing-percent=75', '--no-allocation-site-pretenuring']
-const given = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ')
-for (const flag of V8_DEFAULTS) {
-  const name = flag.replace(/^--(no-)?/, '').split('=')[0] as string
-  if (!given.includes(name)) setFlagsFromString(flag)
-}
 
 // The only place that reads the environment: everything else receives options.
 let config

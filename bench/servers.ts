@@ -16,6 +16,15 @@ export interface Server {
   stop: () => Promise<void>
 }
 
+/**
+ * The V8 flags of `npm start` (package.json's `start` script), so that the benchmarked server runs
+ * as a started one does; the script is their one source.
+ */
+export function serverNodeFlags (): string[] {
+  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  return (scripts.start ?? '').split(/\s+/).filter((word) => /^--(?!import\b)[a-z-]+(=\S+)?$/.test(word))
+}
+
 async function freePort (): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer()
@@ -83,12 +92,12 @@ export async function apiEntryPoint (build: boolean, log: (line: string) => void
       await promisify(execFile)('npm', ['run', 'build'], { cwd: root })
     } catch (error) {
       log(`npm run build failed (${(error as Error).message.split('\n')[0] ?? ''}): running server.ts through tsx`)
-      return fromSources
+      return [...serverNodeFlags(), ...fromSources]
     }
   }
-  if (existsSync(join(root, 'dist/server.js'))) return ['dist/server.js']
+  if (existsSync(join(root, 'dist/server.js'))) return [...serverNodeFlags(), 'dist/server.js']
   log('no dist/server.js: running server.ts through tsx')
-  return fromSources
+  return [...serverNodeFlags(), ...fromSources]
 }
 
 export async function startApi (entry: string[], env: Record<string, string>, logFile: string): Promise<Server> {

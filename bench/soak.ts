@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs, promisify } from 'node:util'
 import autocannon, { type Request } from 'autocannon'
 import pg from 'pg'
+import { serverNodeFlags } from './servers.js'
 
 const run = promisify(execFile)
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -63,7 +64,7 @@ async function database (): Promise<{ url: string, origin: string, release: () =
 /** The real entry point, in production mode, as one Node process (its RSS is what we watch). */
 async function startApi (databaseUrl: string): Promise<{ child: ChildProcess, origin: string }> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+  const child = spawn(process.execPath, [...serverNodeFlags(), '--import', 'tsx', 'server.ts'], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',
