@@ -20,6 +20,23 @@ export async function findLoginAccount (db: Db, email: string): Promise<LoginAcc
     .executeTakeFirst()
 }
 
+/**
+ * Failed sign-ins of `email` (any case, any address) in the last `windowSeconds`, and in how many
+ * seconds the oldest of them stops counting.
+ */
+export async function recentLoginFailures (db: Db, email: string, windowSeconds: number): Promise<{ count: number, clearsInSeconds: number }> {
+  const row = await db.selectFrom('login_failures')
+    .select((eb) => [eb.fn.countAll<number>().as('count'), sql<number | null>`extract(epoch from min(failed_at) + make_interval(secs => ${windowSeconds}) - now())`.as('clears')])
+    .where('email', '=', email.toLowerCase())
+    .where('failed_at', '>', sql<Date>`now() - make_interval(secs => ${windowSeconds})`)
+    .executeTakeFirstOrThrow()
+  return { count: Number(row.count), clearsInSeconds: Math.max(1, Math.ceil(Number(row.clears ?? 1))) }
+}
+
+export async function recordLoginFailure (db: Db, email: string): Promise<void> {
+  await db.insertInto('login_failures').values({ email: email.toLowerCase() }).execute()
+}
+
 export type AdminOutcome = 'created' | 'unchanged' | 'password-changed' | 'not-an-admin'
 
 /**

@@ -130,6 +130,12 @@ export interface IdempotencyKeysTable {
   created_at: CreatedAt
 }
 
+/** A failed sign-in: the address it tried (lowercased) and when. */
+export interface LoginFailuresTable {
+  email: string
+  failed_at: CreatedAt
+}
+
 export interface Database {
   users: UsersTable
   profiles: ProfilesTable
@@ -143,6 +149,7 @@ export interface Database {
   email_outbox: EmailOutboxTable
   persisted_queries: PersistedQueriesTable
   idempotency_keys: IdempotencyKeysTable
+  login_failures: LoginFailuresTable
 }
 
 export type UserRow = Selectable<UsersTable>

@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto'
 import jwt from '@fastify/jwt'
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
-import { ensureAdmin, findLoginAccount, type Role } from '../db/auth.js'
-import { forbidden, TandemError, unauthenticated } from '../schema/errors.js'
+import { ensureAdmin, findLoginAccount, recentLoginFailures, recordLoginFailure, type Role } from '../db/auth.js'
+import { forbidden, TandemError, tooManyFor, unauthenticated } from '../schema/errors.js'
 import type { TandemOptions } from '../schema/options.js'
 import { ConfigError, useConfig } from './config.js'
 import { hashPassword, verifyPassword } from './passwords.js'
@@ -75,7 +75,10 @@ export interface AccessTokens {
   verify (token: string): Promise<AccessUser>
   /** Checks the request's `Authorization: Bearer` token and sets `request.user`; 401 otherwise. */
   authenticate (request: FastifyRequest): Promise<AccessUser>
-  /** The caller of a validly signed, unexpired token (revocation is not checked), or undefined. Cheap: no I/O, memoized per request. */
+  /**
+   * The caller of a validly signed, unexpired token that this instance does not know to be revoked,
+   * or undefined. Cheap: no I/O (a revocation made elsewhere in the last second may be missed).
+   */
   peek (request: FastifyRequest): AccessUser | undefined
   /** Revokes the token at once, on every instance. */
   revoke (user: AccessUser): Promise<void>
@@ -101,6 +104,13 @@ declare module 'fastify' {
     auth?: AuthRule
   }
 }
+
+/**
+ * Failed sign-ins one account may take in a window, from all addresses together: a proxy's shared
+ * address does not lock everyone out (the per-address limits are per address and account), and
+ * many addresses do not multiply the guesses at one account.
+ */
+export const LOGIN_FAILURES_PER_ACCOUNT = { failures: 20, windowSeconds: 15 * 60 } as const
 
 /** Set on the config of the routes whose `config.auth` this plugin attached. */
 const GUARDED = Symbol('tandem.auth.guarded')
@@ -191,8 +201,12 @@ async function auth (app: FastifyInstance, options: TandemOptions): Promise<void
 
   const tokens: AccessTokens = {
     async login (email, password) {
+      const { failures, windowSeconds } = LOGIN_FAILURES_PER_ACCOUNT
+      const recent = await recentLoginFailures(app.db, email, windowSeconds)
+      if (recent.count >= failures) throw tooManyFor(recent.clearsInSeconds)
       const account = await findLoginAccount(app.db, email)
       if (!await verifyPassword(account?.password_hash, password) || account === undefined) {
+        await recordLoginFailure(app.db, email)
         throw unauthenticated('invalid email or password')
       }
       return tokens.issue({ id: account.id, role: account.role, tokenVersion: account.token_version })
@@ -209,7 +223,7 @@ async function auth (app: FastifyInstance, options: TandemOptions): Promise<void
     },
     peek (request) {
       const result = checkRequest(request)
-      return 'user' in result ? result.user : undefined
+      return 'user' in result && !revocations.known(result.user) ? result.user : undefined
     },
     revoke: async (user) => revocations.add(user.jti, new Date(user.exp * 1000)),
     // The write is done and every instance reads it within the second anyway: a failure here is no reason to fail the request.

@@ -29,7 +29,7 @@ export function connectOptions (config: TandemConfig): ConnectOptions {
     dataDir: config.dataDir,
     preparedStatements: config.databasePreparedStatements,
     poolSize: config.databasePoolSize,
-    statementTimeoutMillis: config.databaseStatementTimeout
+    statementTimeoutMillis: config.databaseStatementTimeout === 0 ? undefined : config.databaseStatementTimeout
   }
 }
 

@@ -84,8 +84,8 @@ async function rateLimiting (app: FastifyInstance, options: TandemOptions): Prom
     skipOnError: true,
     errorResponseBuilder: (_request, context) => rateLimited(context.after)
   }
-  // A caller with a validly signed token counts as its user, whatever its IP; a revoked one still
-  // counts there (it can only spend that user's quota). Everyone else counts as their IP.
+  // A caller with a valid token counts as its user, whatever its IP. Everyone else counts as their
+  // IP, a revoked or expired token too: a thief of a dead token must not spend its owner's quota.
   const perCaller: RateLimitOptions = {
     ...common,
     max: config.rateLimitMax,

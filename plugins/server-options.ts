@@ -1,4 +1,5 @@
-import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
+import type { Server } from 'node:http'
+import type { FastifyHttpOptions, FastifyReply, FastifyRequest } from 'fastify'
 import type { ResolvedConfig } from './config.js'
 import { toErrorResponse } from './errors.js'
 import { requestLogger } from './request-logger.js'
@@ -33,9 +34,29 @@ function serializeRequest (request: FastifyRequest) {
   }
 }
 
+/** `TRUST_PROXY` as Fastify's `trustProxy` takes it: true, a hop count, or the addresses and CIDRs of the proxies. */
+export function trustProxyOption (setting: string | undefined): boolean | string | ((address: string, hop: number) => boolean) {
+  if (setting === undefined || setting === 'false') return false
+  if (setting === 'true') return true
+  if (/^[0-9]+$/.test(setting)) {
+    // What Fastify makes of a number: the closest `hops` addresses are proxies.
+    const hops = Number(setting)
+    return (_address, hop) => hop < hops
+  }
+  return setting.split(',').map((address) => address.trim()).join(',')
+}
+
+/** How often Node looks for requests past `requestTimeout` (its own default would let a slow request run on that much longer). */
+const TIMEOUT_CHECK_MS = 1000
+
 /** The Fastify options Tandem's own server runs with; a host application can reuse them. */
-export function serverOptions (config: Pick<ResolvedConfig, 'logLevel'>): FastifyServerOptions {
+export function serverOptions (config: Pick<ResolvedConfig, 'logLevel'> & Partial<Pick<ResolvedConfig, 'trustProxy' | 'requestTimeout'>>): FastifyHttpOptions<Server> {
+  const requestTimeout = config.requestTimeout ?? 30_000
   return {
+    trustProxy: trustProxyOption(config.trustProxy),
+    // Headers and body must arrive within this: a client trickling them holds a socket and a parser.
+    requestTimeout,
+    http: { connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, requestTimeout === 0 ? TIMEOUT_CHECK_MS : requestTimeout) },
     logger: {
       level: config.logLevel,
       serializers: { req: serializeRequest },

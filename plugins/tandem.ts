@@ -8,6 +8,7 @@ import { errorHandler, notFoundHandler } from './errors.js'
 import events from './events.js'
 import graphql, { type GraphqlOwnOptions } from './graphql/index.js'
 import housekeeping from './housekeeping.js'
+import requestTimeout from './request-timeout.js'
 import health from './health.js'
 import rateLimiting from './rate-limit.js'
 import security from './security.js'
@@ -39,6 +40,7 @@ async function tandem (app: FastifyInstance, options: TandemPluginOptions): Prom
   const { db, rootHandlers, openapi: withOpenApi, graphql: withGraphql, ...rest } = options
   const config = useConfig(app, rest)
   await app.register(security)
+  await app.register(requestTimeout)
   await app.register(database, { ...connectOptions(config), db })
   await app.register(health)
   await app.register(housekeeping)

@@ -37,7 +37,7 @@ export function ListQuery<P extends Record<string, TSchema>> (sortable: readonly
     total: Type.Optional(StringEnum(['true', 'false', 'estimated'] as const, { description: 'Count the matches: exactly, or from the planner\'s estimate.' })),
     fields: FieldsParam,
     include: Type.Optional(Type.String({ maxLength: 200 })),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Search text (matches parts of words).' })),
+    q: Type.Optional(Type.String({ minLength: 3, maxLength: 200, description: 'Search text, at least 3 characters (matches parts of words; shorter text would match almost everything and use no index).' })),
     version: VersionParam,
     ...filters
   }, { additionalProperties: false })

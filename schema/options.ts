@@ -25,10 +25,11 @@ export const TandemOptionsSchema = Type.Object({
    */
   databasePoolSize: Type.Integer({ default: 20, minimum: 1, maximum: 1000 }),
   /**
-   * Milliseconds after which a real server cancels a statement (one stuck on a lock, say): the
-   * request gets a 503 and the pooled connection is free again. Unset: no limit. @example 5000
+   * Milliseconds after which a real server cancels a statement (one stuck on a lock, or a search
+   * that scans everything): the request gets a 503 and the pooled connection is free again.
+   * 0: no limit. @example 5000
    */
-  databaseStatementTimeout: Type.Optional(Type.Integer({ minimum: 1 })),
+  databaseStatementTimeout: Type.Integer({ default: 10_000, minimum: 0 }),
   /** Where the embedded database lives; `memory://` for a throw-away one. @example './.data' */
   dataDir: Type.Optional(Type.String({ minLength: 1 })),
   /** Secret that signs access tokens and list cursors. @example 'a long random string' */
@@ -41,6 +42,17 @@ export const TandemOptionsSchema = Type.Object({
   adminPassword: Type.Optional(Type.String({ minLength: 8 })),
   /** Emails with a one-time token (verify, reset) a user may be sent per hour, of each kind. @example 3 */
   oneTimeEmailsPerHour: Type.Integer({ default: 3, minimum: 1 }),
+  /**
+   * Milliseconds a client has to send a whole request (headers and body); a slower one is answered
+   * 408 and its connection closed. 0: no limit. @example 30000
+   */
+  requestTimeout: Type.Integer({ default: 30_000, minimum: 0 }),
+  /**
+   * Where client addresses come from behind a reverse proxy (Fastify's `trustProxy`): `true` (trust
+   * every hop), a hop count, or a comma-separated list of proxy addresses or CIDRs. Unset: the
+   * socket's address, and `X-Forwarded-For` is ignored. @example '10.0.0.0/8,127.0.0.1'
+   */
+  trustProxy: Type.Optional(Type.String({ minLength: 1, pattern: '^(true|false|[0-9]+|[0-9A-Fa-f:.]+(/[0-9]+)?(\\s*,\\s*[0-9A-Fa-f:.]+(/[0-9]+)?)*)$' })),
   /** Requests per window per caller. @example 1000 */
   rateLimitMax: Type.Integer({ default: 1000, minimum: 1 }),
   /** @example '1 minute' */

@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import t from 'tap'
+import { LOGIN_FAILURES_PER_ACCOUNT } from '../../plugins/auth.js'
 import { LOGIN_LIMITS } from '../../plugins/rate-limit.js'
 import { authHeaders, body, build, signUp } from '../helpers/app.js'
 
@@ -55,6 +56,19 @@ t.test('a signed-in caller counts against its user id, never against the IP', as
   t.equal((await call(app, { remoteAddress: '192.0.2.10' })).statusCode, 429)
 })
 
+t.test('regression: a revoked token spent its owner\'s quota; now it counts as anonymous, by address', async (t) => {
+  const app = await build(t, { rateLimitMax: 3 })
+  const me = await signUp(app)
+  const login = async () => ({ authorization: `Bearer ${body<{ accessToken: string }>(await app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: me.email, password: me.password } })).accessToken}` })
+  const stolen = await login()
+  t.equal((await app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: stolen })).statusCode, 204)
+  const thief = '192.0.2.30'
+  const answers = []
+  for (let i = 0; i < 4; i++) answers.push((await call(app, { headers: stolen, remoteAddress: thief })).statusCode)
+  t.same(answers, [401, 401, 401, 429], 'the thief spends the anonymous quota of their address')
+  t.equal((await call(app, { headers: await login(), remoteAddress: '192.0.2.31' })).statusCode, 200, 'the owner\'s new session keeps its quota')
+})
+
 t.test('the window comes from rateLimitWindow', async (t) => {
   const app = await build(t, { rateLimitMax: 1, rateLimitWindow: '1 second' })
   t.equal((await call(app)).statusCode, 401)
@@ -84,6 +98,21 @@ t.test('login is limited per IP and account: brute force gets 429 even with the 
   for (let i = 0; i < LOGIN_LIMITS.perIp; i++) await attempt(`user${i}@example.com`, 'guess', ip)
   t.equal((await attempt(me.email, me.password, ip)).statusCode, 429)
   t.equal((await call(app, { remoteAddress: ip })).statusCode, 401, 'the rest of the API is not affected')
+})
+
+t.test('login is limited per account across all addresses: 20 failures in 15 minutes, then 429', async (t) => {
+  const app = await build(t)
+  const me = await signUp(app)
+  const attempt = (email: string, password: string, remoteAddress: string) =>
+    app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password }, remoteAddress })
+  for (let i = 0; i < LOGIN_FAILURES_PER_ACCOUNT.failures; i++) t.equal((await attempt(me.email, `guess ${i}`, randomIp())).statusCode, 401)
+  const limited = await attempt(me.email.toUpperCase(), me.password, randomIp())
+  t.equal(limited.statusCode, 429, 'from yet another address, with the right password')
+  t.ok(Number(limited.headers['retry-after']) > 800 && Number(limited.headers['retry-after']) <= 900, `Retry-After ${String(limited.headers['retry-after'])}`)
+  const other = await signUp(app)
+  t.equal((await attempt(other.email, other.password, randomIp())).statusCode, 200, 'other accounts are not affected')
+  await app.db.updateTable('login_failures').set({ failed_at: new Date(Date.now() - 16 * 60_000) } as never).execute()
+  t.equal((await attempt(me.email, me.password, randomIp())).statusCode, 200, 'failures older than the window no longer count')
 })
 
 const redisUrl = process.env.REDIS_URL_TEST

@@ -278,3 +278,14 @@ t.test('Link rel="next" is the request\'s own URL with its page position replace
   t.same(names(oddSecond), [oddName], 'and it still brings the next page')
   t.not(body<{ data: Array<{ id: number }> }>(oddSecond).data[0]?.id, body<{ data: Array<{ id: number }> }>(odd).data[0]?.id)
 })
+
+t.test('q needs at least 3 characters: shorter text would match nearly every row with no index to help', async (t) => {
+  const app = await build(t)
+  const { headers } = await signedIn(app)
+  for (const url of ['/api/v1/users?q=ab', '/api/v1/posts?q=x', '/api/v1/products?q=ab']) {
+    const res = await app.inject({ url, headers })
+    t.equal(res.statusCode, 400, url)
+    t.equal(body(res).field, 'q')
+  }
+  t.equal((await app.inject({ url: '/api/v1/users?q=abc', headers })).statusCode, 200)
+})

@@ -212,7 +212,7 @@ t.test('outbox rows, one-time tokens and idempotency records go with their user,
   await app.db.updateTable('email_outbox').set({ expires_at: past(1) }).execute()
   await app.db.updateTable('user_tokens').set({ expires_at: past(2) }).execute()
   await app.db.updateTable('idempotency_keys').set({ created_at: past(25) } as never).execute()
-  await purgeExpired(app.db)
+  await purgeExpired(app.db, 900)
   t.equal((await app.db.selectFrom('email_outbox').select('id').execute()).length, 0, 'expired messages purged')
   t.equal((await app.db.selectFrom('user_tokens').select('user_id').execute()).length, 0, 'expired tokens purged')
   t.equal((await app.db.selectFrom('idempotency_keys').select('key').execute()).length, 0, 'idempotency records past 24 h purged')

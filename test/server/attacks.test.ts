@@ -104,9 +104,9 @@ t.test('SQL injection strings in every filter, q, sort, fields, include, cursor 
       }
     }
   }
-  for (const attack of ['%', '_', '\\']) {
+  for (const attack of ['%%%', '___', '\\\\\\']) {
     const res = await app.inject({ url: `/api/v1/users?q=${encodeURIComponent(attack)}`, headers: user.headers })
-    t.same(body<Json>(res).data, [], `q=${attack} is a literal character, not a LIKE wildcard`)
+    t.same(body<Json>(res).data, [], `q=${attack} is literal text, not LIKE wildcards`)
   }
   for (const path of ['/api/v1/users/{id}', '/api/v1/posts/{id}', '/api/v1/products/{id}', '/api/v1/orders/{id}', '/api/v1/users/{id}/profile', '/api/v1/posts/{id}/comments']) {
     for (const attack of INJECTIONS) {
@@ -485,7 +485,8 @@ t.test('unicode names round-trip exactly and can be searched', async (t) => {
     const res = await app.inject({ method: 'POST', url: '/api/v1/users', payload: { name, email: `u${i}@example.com` } })
     t.equal(res.statusCode, 201, name)
     t.equal(body(res).name, name, 'stored and returned byte for byte')
-    const word = name.split(' ')[0] as string
+    // `q` needs 3 characters.
+    const word = name.split(' ').find((w) => [...w].length >= 3) ?? name
     const found = await app.inject({ url: `/api/v1/users?q=${encodeURIComponent(word)}`, headers: user.headers })
     t.equal(found.statusCode, 200)
     t.ok(body<Json>(found).data.some((u: Json) => u.name === name), `q=${word} finds ${name}`)

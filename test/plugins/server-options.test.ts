@@ -1,0 +1,67 @@
+// The HTTP server's own defences (CONTRACT §10): client addresses behind a proxy, slow requests,
+// oversized bodies.
+import { connect } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import Fastify from 'fastify'
+import t from 'tap'
+import { serverOptions, trustProxyOption } from '../../plugins/server-options.js'
+import tandem from '../../plugins/tandem.js'
+import { TEST_SECRET, testDb } from '../helpers/app.js'
+
+type Test = Parameters<Parameters<typeof t.test>[0]>[0]
+
+/** Tandem listening on a free port with the server options of `settings`; its origin. */
+async function listening (t: Test, settings: { requestTimeout?: number, trustProxy?: string, rateLimitMax?: number } = {}): Promise<string> {
+  const app = Fastify(serverOptions({ logLevel: 'silent', ...settings }))
+  await app.register(tandem, { db: await testDb(), jwtSecret: TEST_SECRET, rootHandlers: true, ...settings })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(() => app.close())
+  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+}
+
+t.test('TRUST_PROXY: client addresses come from X-Forwarded-For only when the proxy is trusted', async (t) => {
+  t.equal(trustProxyOption(undefined), false)
+  t.equal(trustProxyOption('true'), true)
+  t.equal(trustProxyOption('10.0.0.0/8 , 127.0.0.1'), '10.0.0.0/8,127.0.0.1')
+  const hops = trustProxyOption('1')
+  t.ok(typeof hops === 'function' && hops('127.0.0.1', 0) && !hops('127.0.0.1', 1), 'a hop count trusts that many proxies')
+
+  for (const [trustProxy, expected] of [[undefined, '127.0.0.1'], ['127.0.0.1', '203.0.113.5'], ['1', '203.0.113.5'], ['10.9.9.9', '127.0.0.1']] as const) {
+    const probe = Fastify(serverOptions({ logLevel: 'silent', ...(trustProxy === undefined ? {} : { trustProxy }) }))
+    probe.get('/ip', async (request) => ({ ip: request.ip }))
+    t.teardown(() => probe.close())
+    const res = await probe.inject({ url: '/ip', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '203.0.113.5' } })
+    t.equal(res.json().ip, expected, `trustProxy ${String(trustProxy)}`)
+  }
+})
+
+t.test('regression: behind a proxy, everyone shared its rate limit; with TRUST_PROXY each client has their own', async (t) => {
+  const origin = await listening(t, { trustProxy: '127.0.0.1', rateLimitMax: 2 })
+  const get = (client: string) => fetch(`${origin}/api/v1/products`, { headers: { 'x-forwarded-for': client } }).then((r) => r.status)
+  t.same([await get('203.0.113.1'), await get('203.0.113.1'), await get('203.0.113.1')], [200, 200, 429], 'one client behind the proxy reaches its limit')
+  t.equal(await get('203.0.113.2'), 200, 'another client behind the same proxy does not share it')
+})
+
+t.test('REQUEST_TIMEOUT: a request whose body trickles in is answered 408 and closed', async (t) => {
+  const origin = new URL(await listening(t, { requestTimeout: 1000 }))
+  const socket = connect(Number(origin.port), origin.hostname)
+  t.teardown(() => socket.destroy())
+  let received = ''
+  socket.on('data', (chunk) => { received += String(chunk) })
+  const closed = new Promise((resolve) => socket.once('close', resolve))
+  socket.write('POST /api/v1/users HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{')
+  const trickle = setInterval(() => { if (!socket.destroyed) socket.write(' ') }, 300)
+  await closed
+  clearInterval(trickle)
+  t.match(received, /^HTTP\/1\.1 408 /, 'answered 408')
+})
+
+t.test('regression: a body over 1 MiB was sometimes answered by a broken connection; now always 413', async (t) => {
+  const origin = await listening(t)
+  const body = Buffer.alloc(2 * 1024 * 1024, 97)
+  for (const path of ['/api/v1/users', '/graphql']) {
+    const answers = await Promise.all(Array.from({ length: 10 }, async () =>
+      fetch(origin + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then((r) => String(r.status), (e: Error & { cause?: { code?: string } }) => e.cause?.code ?? e.message)))
+    t.same([...new Set(answers)], ['413'], `${path}: every client reads the 413`)
+  }
+})
