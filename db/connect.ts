@@ -73,8 +73,9 @@ const pools = new WeakMap<Db, pg.Pool>()
 /**
  * The rows of a compiled read. On a server's own pool it runs on a pooled client directly: Kysely's
  * executor passes every statement through about ten promises (connection provider, drivers, result
- * transform), 8 µs of the API's CPU per served list page. Any other handle (the embedded database, a
- * transaction, a Kysely with plugins) runs it through Kysely.
+ * transform), a cost every served list page paid (see PERFORMANCE-DECISIONS.md, 'Compiled reads on
+ * the pool, one promise per read'). Any other handle (the embedded database, a transaction, a Kysely
+ * with plugins) runs it through Kysely.
  */
 export function readRows<R> (db: Db, compiled: CompiledQuery<R>): Promise<R[]> {
   const pool = pools.get(db)
@@ -117,8 +118,9 @@ export async function settle (db: Db, { quietMillis = 50, timeoutMillis = 5_000 
 export async function connect (options: ConnectOptions = {}): Promise<Db> {
   const db = options.databaseUrl !== undefined
     ? realServer(options.databaseUrl, options)
-    // Loaded only when used: a server on a real PostgreSQL would otherwise carry about 20 MB of
-    // embedded-database code in memory.
+    // Loaded only when used: a server on a real PostgreSQL would otherwise carry the embedded
+    // database's code in memory (see PERFORMANCE-DECISIONS.md, 'Optional dependencies loaded only
+    // when used').
     : await (await import('./embedded.js')).embedded(options.dataDir, options.embeddedSnapshot)
   try {
     await migrate(db)

@@ -28,7 +28,8 @@ function sign (secret: string, body: string): string {
 const printOf = (canonical: string): string => hash('sha256', canonical, 'base64url').slice(0, 12)
 // The fingerprint of no filters at all, the most common list: nothing to sort, serialize or look up.
 const UNFILTERED = printOf('[]')
-// Fingerprints by the filters' canonical JSON: most pages of a list are asked with the same few filters.
+// Fingerprints by the filters' canonical JSON: most pages of a list are asked with the same few filters
+// (see PERFORMANCE-DECISIONS.md, 'Filter fingerprints memoized').
 const fingerprints = new Map<string, string>()
 
 /** A short, stable fingerprint of the filters a list was made with. */

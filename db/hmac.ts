@@ -8,8 +8,9 @@ const MAX_MESSAGE_BYTES = 1024
 /**
  * HMAC-SHA256 (RFC 2104) of one secret, built from two one-shot `hash` calls over buffers that
  * already hold the padded key. `createHmac` builds an OpenSSL context and a handle-tracked object
- * for every signature: 1.4 µs against 0.75 µs here, and more under load, where the collector has
- * those objects to trace. Every served list page signs a cursor, and a cursor page verifies one.
+ * for every signature, which costs more, and more again under load, where the collector has those
+ * objects to trace. Every served list page signs a cursor, and a cursor page verifies one (see
+ * PERFORMANCE-DECISIONS.md, 'Cursor signatures from two one-shot hashes').
  */
 class Hmac {
   private readonly inner = Buffer.alloc(BLOCK + MAX_MESSAGE_BYTES)

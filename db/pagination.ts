@@ -344,7 +344,8 @@ const encodeUnsafe = (unsafe: string): string => LONE_SURROGATE.test(unsafe) ? '
 /**
  * `<url with name=value>; rel="next"`: the request's other parameters as it sent them, in its order,
  * and any `name` it had (however encoded) replaced. `value` must need no encoding. Cheaper than a URL
- * parser, which served lists paid for on every page.
+ * parser, which served lists paid for on every page (see PERFORMANCE-DECISIONS.md, '`Link` without a
+ * URL parser').
  */
 function link (url: string, name: string, value: string): string {
   const question = url.indexOf('?')

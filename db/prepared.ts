@@ -27,8 +27,9 @@ const pgQuery = pg.Query.prototype as unknown as QueryHandlers
 
 /**
  * pg's `Query`, its rows made by the statement's `RowShape` (db/rows.ts) instead of pg's generic
- * copy-and-store; the shape is kept per connection and statement name, checked against every
- * RowDescription. Anything else — unnamed statements, binary columns — is pg's own behaviour.
+ * copy-and-store (see PERFORMANCE-DECISIONS.md, 'Rows built by generated builders'); the shape is
+ * kept per connection and statement name, checked against every RowDescription. Anything else —
+ * unnamed statements, binary columns — is pg's own behaviour.
  * The fields declared below are pg 8's own (query.js); the tests in
  * test/db/prepared.test.ts (through the wire protocol, by default against PGlite) compare these
  * rows and errors with pg's and fail if they change.
@@ -80,8 +81,9 @@ class ShapedQuery extends pg.Query {
 /**
  * Runs `text` as a `ShapedQuery`, named when `name` is given. Handing the client a query object
  * skips what `client.query(config)` does with a config object: a copy of it through property
- * descriptors and a second promise to rewrite a failed query's stack (11–14 µs of the API's CPU per
- * served list page, BENCHMARKS.md). Kysely still adds its caller's stack to a failed statement.
+ * descriptors and a second promise to rewrite a failed query's stack, on every statement (see
+ * PERFORMANCE-DECISIONS.md, 'Statements handed to pg as Query objects'). Kysely still adds its
+ * caller's stack to a failed statement.
  */
 function submit (original: Query, text: string, values: unknown[], name: string | undefined, shapes: Map<string, RowShape>, done: Done): void {
   const query = new ShapedQuery(text, values, shapes)
@@ -93,8 +95,9 @@ function submit (original: Query, text: string, values: unknown[], name: string 
 /**
  * Makes `client.query(text, values[, callback])` — how Kysely runs every statement, and `readRows`
  * every compiled read — a named prepared statement: PostgreSQL parses and plans the text once per
- * connection instead of at every call, and the Parse message is no longer sent. Other statements
- * without parameters (BEGIN, migrations, scripts of several commands) run as they are.
+ * connection instead of at every call, and the Parse message is no longer sent (see
+ * PERFORMANCE-DECISIONS.md, 'Prepared statements'). Other statements without parameters (BEGIN,
+ * migrations, scripts of several commands) run as they are.
  */
 export function preparingStatements (client: pg.PoolClient): void {
   const names = new Map<string, string>()

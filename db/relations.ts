@@ -24,7 +24,8 @@ export function parseInclude<T extends string> (allowed: readonly T[], include: 
 
 /**
  * Ids as one array parameter, `{1,2,3}`, each once. Written here rather than by pg's generic array
- * encoder, which escapes element by element: a nested GraphQL query sends a few hundred ids a level.
+ * encoder, which escapes element by element: a nested GraphQL query sends a few hundred ids a level
+ * (see PERFORMANCE-DECISIONS.md, 'Ids sent as one array literal').
  */
 export function idArray (ids: Iterable<number>): string {
   return `{${[...new Set(ids)].join(',')}}`
@@ -42,7 +43,8 @@ function shapesOf (db: Db): ShapedStatements {
 /**
  * The first `limit` rows of `table` (by id) for each of `parentIds`, in ONE statement: for each
  * parent an index range scan on (key, id) that stops after `limit` rows, so no query runs per
- * parent and a parent's other children are never read.
+ * parent and a parent's other children are never read (see PERFORMANCE-DECISIONS.md, 'First
+ * children by a lateral index scan').
  */
 export async function firstChildren<R extends Row> (
   db: Db,
@@ -129,9 +131,10 @@ const memberName = (name: string): RawBuilder<unknown> => sql.lit(`${JSON.string
 /**
  * A relation as a subquery answering JSON text: `r<depth>` is its table, `r<depth - 1>` its
  * parent's. The text is concatenated from `to_json` of each value rather than built by `json_agg`
- * and `row_to_json`, which cost PostgreSQL ~10 % more for the same rows. Lists are aggregated from
- * an ordered, limited subquery (an index range scan per parent, as in `firstChildren`), whose order
- * `string_agg` keeps.
+ * and `row_to_json`, which cost PostgreSQL more for the same rows: they build composite rows only to
+ * print them. Lists are aggregated from an ordered, limited subquery (an index range scan per
+ * parent, as in `firstChildren`), whose order `string_agg` keeps. See PERFORMANCE-DECISIONS.md,
+ * 'All relations below a root in one JSON statement'.
  */
 function nestedSubquery (relation: NestedRelation, depth: number, limits: Iterator<unknown>): RawBuilder<unknown> {
   const row = `r${depth}`

@@ -20,7 +20,8 @@ const builders = new Map<string, Build>()
  * object and storing each column by name: in a server running many statements both sites see every
  * table's shape and fall back to V8's slowest paths. Made from the columns' names only (quoted by
  * `JSON.stringify`), the literal gives each statement's rows one fixed layout, in pg's column order,
- * a later column of the same name winning as in pg.
+ * a later column of the same name winning as in pg. See PERFORMANCE-DECISIONS.md, 'Rows built by
+ * generated builders'.
  */
 function builderFor (names: readonly string[]): Build | undefined {
   // In a literal `"__proto__": v` would set the prototype instead of making a property.

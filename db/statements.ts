@@ -21,7 +21,8 @@ export const LITERAL_LIMITS = 8
  * often than values, and building and compiling one with Kysely costs more CPU than running it on
  * a warm connection. So each shape is built once with slots for its values, and every request of
  * that shape only fills them in. `build` must use its values as parameters only, never look at
- * them: whatever would change the text belongs in `key`.
+ * them: whatever would change the text belongs in `key`. See PERFORMANCE-DECISIONS.md, 'List and
+ * relation statements compiled once per shape'.
  */
 export class ShapedStatements {
   readonly #templates = new Map<string, Template>()
@@ -48,7 +49,7 @@ export class ShapedStatements {
    * With the limit in the text the generic plan is the plan, and each connection keeps it. Clients
    * page with one or two limits, so each shape writes the first `LITERAL_LIMITS` it meets into its
    * text; past them a new limit is a parameter, so that what a connection prepares stays bounded
-   * whatever limits are asked.
+   * whatever limits are asked. See PERFORMANCE-DECISIONS.md, 'Limits written into statements'.
    */
   compileLimited (
     shape: string,

@@ -29,6 +29,7 @@ function daysFromCivil (year: number, month: number, day: number): number {
  * regular expressions of `postgres-date`, which pg uses by default: every list row carries one or
  * more of these, and parsing them was the costliest part of reading a row. Anything but the common
  * `YYYY-MM-DD HH:MM:SS[.ffffff]±HH[:MM]` (BC dates, years past 9999, infinity) goes to pg's parser.
+ * See PERFORMANCE-DECISIONS.md, 'timestamptz parsed by hand'.
  */
 export function parseTimestamptz (text: string): Date {
   const length = text.length

@@ -145,8 +145,8 @@ async function auth (app: FastifyInstance, options: TandemOptions): Promise<void
     sign: { algorithm: 'HS256', iss: ISSUER, expiresIn },
     // Only HS256 with our secret: `alg: none` and every other algorithm fail here. A client sends
     // the same token with every request until it expires: fast-jwt remembers the tokens it has
-    // verified (by a SHA-256 of the token, until their expiry at the latest), which costs a quarter
-    // of verifying one again.
+    // verified (by a SHA-256 of the token, until their expiry at the latest), which is cheaper than
+    // verifying one again (see PERFORMANCE-DECISIONS.md, 'Verified tokens remembered').
     verify: { algorithms: ['HS256'], allowedIss: ISSUER, cache: VERIFIED_TOKENS_REMEMBERED }
   })
 

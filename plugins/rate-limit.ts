@@ -59,7 +59,8 @@ declare module 'fastify' {
 async function connectRedis (url: string, log: FastifyBaseLogger): Promise<Redis> {
   // No offline queue: while Redis is away commands fail at once and the limiter lets requests
   // through (skipOnError) rather than holding them.
-  // Loaded only when used: importing ioredis costs every process about 10 MB of memory.
+  // Loaded only when used: importing ioredis costs every process memory, Redis or not (see
+  // PERFORMANCE-DECISIONS.md, 'Optional dependencies loaded only when used').
   const { Redis } = await import('ioredis')
   const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 5_000 })
   redis.on('error', (err: Error) => { log.warn({ err }, 'rate limit: redis error') })

@@ -8,8 +8,8 @@ type Logger = FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean,
 /**
  * A request's logger that becomes the real child logger (with the request id) when the request
  * first logs at an enabled level. pino makes a child eagerly and runs the redaction paths over its
- * bindings: 5–9 µs of CPU per served request, while at the production level (`warn`) most requests
- * never log anything.
+ * bindings, work every served request paid, while at the production level (`warn`) most requests
+ * never log anything (see PERFORMANCE-DECISIONS.md, 'Request loggers made on first use').
  */
 class RequestLogger {
   readonly #parent: Logger

@@ -44,7 +44,8 @@ export function parseCorsOrigins (value: string): '*' | string[] {
 /**
  * helmet's headers without its CSP (which would block GraphiQL, loaded from a CDN, and the docs
  * page; a strict one is set on every non-HTML answer instead). They are the same on every answer,
- * so they are worked out once here rather than by helmet's middleware on each request.
+ * so they are worked out once here rather than by helmet's middleware on each request (see
+ * PERFORMANCE-DECISIONS.md, 'helmet's headers computed once').
  */
 export function helmetHeaders (): Record<string, string> {
   const headers: Record<string, string> = {}

@@ -39,7 +39,8 @@ function resolveVersion (request: FastifyRequest): { version: string, vendor: bo
 async function versioning (app: FastifyInstance): Promise<void> {
   app.decorateRequest('apiVersion', null)
   app.decorateRequest('vendorAccept', false)
-  // Callback hooks: they run on every request, and an async one costs a promise each time.
+  // Callback hooks: they run on every request, and an async one costs a promise each time (see
+  // PERFORMANCE-DECISIONS.md, 'Per-request hooks as callbacks').
   app.addHook('onRequest', (request, _reply, done) => {
     let resolved: { version: string, vendor: boolean }
     try {

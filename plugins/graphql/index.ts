@@ -66,8 +66,8 @@ export interface GraphqlOwnOptions {
   graphiql?: boolean
   /**
    * Compile a document with graphql-jit once it has run this many times (Mercurius `jit`); 0
-   * never compiles. Default: 10. Measured here, it serves the contract's nested example
-   * (20 users × 5 posts × comments × authors) about 1.5 times as fast, and is even on small queries.
+   * never compiles. Default: 10. Compiled, a repeated document runs faster than graphql-js
+   * interprets it, most of all a deeply nested one (see PERFORMANCE-DECISIONS.md, 'graphql-jit').
    * @example 0
    */
   jit?: number
@@ -114,7 +114,8 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
 
   // The cost depends on the variables (`limit: $n`), so it is checked once they are known.
   // Without variables a document always costs the same, and Mercurius hands every request that sends
-  // the same text the same parsed document: such a document is checked once, not on every request.
+  // the same text the same parsed document: such a document is checked once, not on every request
+  // (see PERFORMANCE-DECISIONS.md, 'Cost check once per document without variables').
   const withinLimit = new WeakSet<DocumentNode>()
   const complexity = (executable: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown> | undefined) => {
     if (withinLimit.has(document)) return

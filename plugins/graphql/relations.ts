@@ -244,6 +244,7 @@ function plansOf (info: GraphQLResolveInfo): Planned[] {
  * answering JSON (`runAsOne`), or, when answers go by response key, level by level with one statement
  * per relation field and level (`run`) — and gives every row its GraphQL field names, so that
  * no field below a root needs a resolver (graphql-jit then reads plain properties). Returns the answer.
+ * See PERFORMANCE-DECISIONS.md, 'Relations loaded by the root fields, by plan'.
  */
 export async function withRelations<T> (db: Db, info: GraphQLResolveInfo, answer: T): Promise<T> {
   for (const { entry, plan } of plansOf(info)) {
