@@ -21,7 +21,7 @@ export const MIRRORED = [
 
 /**
  * One pass: the selected mirrored cases as A B C … C B A, then the other cases once, in their order.
- * This machine slows under sustained load (BENCHMARKS.md, *Tenth session*); run one after the other,
+ * This machine slows under sustained load (BENCHMARKS.md, 'This machine and its noise'); run one after the other,
  * the later of two compared cases always paid for it. Mirrored, both have the same mean position in
  * time, so a steady drift cancels out of their ratio. Write cases are never mirrored: they change
  * the data the reads after them see.

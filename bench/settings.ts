@@ -32,8 +32,9 @@ export const FULL: Settings = {
   connections: 50,
   seconds: 10,
   warmupSeconds: 3,
-  // Two runs of one case 10 s apart differed by up to 44 % on the 2-vCPU VM (BENCHMARKS.md, *Twelfth
-  // session*): a median of 5 paired passes leaves a 5 % target to the cost, not to one unlucky pass.
+  // Two runs of one case seconds apart can differ by far more than a target's margin on the 2-vCPU
+  // VM (BENCHMARKS.md, 'This machine and its noise'): a median of 5 paired passes leaves a target to
+  // the cost, not to one unlucky pass.
   passes: 5
 }
 
