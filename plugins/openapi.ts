@@ -3,6 +3,24 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 
+const IdempotencyKeyHeader = {
+  type: 'object',
+  properties: {
+    'idempotency-key': {
+      type: 'string',
+      minLength: 1,
+      maxLength: 255,
+      description: 'Send the same key to retry safely: the first answer is replayed for 24 hours (Idempotent-Replayed: true), without a second write; the same key with another request is 422, while the first still runs 409.'
+    }
+  }
+}
+
+/** Whether the idempotency plugin serves the route: every POST whose answer may be replayed. */
+function takesIdempotencyKey (method: string | string[], config: unknown): boolean {
+  const isPost = Array.isArray(method) ? method.includes('POST') : method === 'POST'
+  return isPost && (config as { replayable?: boolean } | undefined)?.replayable !== false
+}
+
 export interface OpenApiOptions {
   /** Serve the interactive page at this path. @example '/docs' */
   docsPath?: string
@@ -25,6 +43,12 @@ async function openapi (app: FastifyInstance, options: OpenApiOptions): Promise<
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } }
       }
+    },
+    // The idempotency plugin reads the header itself (its errors name it `Idempotency-Key`), so it
+    // is added to the document here rather than to the routes' validation.
+    transform: ({ schema, url, route }) => {
+      if (!url.startsWith('/api/') || !takesIdempotencyKey(route.method, route.config)) return { schema, url }
+      return { schema: { ...schema, headers: { ...IdempotencyKeyHeader, ...(schema?.headers as object | undefined) } }, url }
     }
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())

@@ -25,6 +25,17 @@ t.test('/openapi.json is a valid OpenAPI 3.1 document of every versioned route',
   }
 })
 
+t.test('regression: Idempotency-Key was missing from the document; every replayable POST names it', async (t) => {
+  const app = await build(t)
+  type Operation = { parameters?: Array<{ name: string, in: string, schema?: { maxLength?: number } }> }
+  const document = body<{ paths: Record<string, Record<string, Operation>> }>(await app.inject({ url: '/openapi.json' }))
+  const header = (path: string) => document.paths[path]?.post?.parameters?.find((p) => p.in === 'header' && p.name === 'idempotency-key')
+  for (const path of ['/api/v1/users', '/api/v1/posts', '/api/v1/orders', '/api/v1/orders/{id}/cancel']) {
+    t.equal(header(path)?.schema?.maxLength, 255, `POST ${path}`)
+  }
+  t.equal(header('/api/v1/auth/login'), undefined, 'not on login, whose answer is never replayed')
+})
+
 t.test('/docs renders a page to read the document', async (t) => {
   const app = await build(t)
   const res = await app.inject({ url: '/docs' })
