@@ -25,6 +25,12 @@ export type AttemptKind = keyof typeof ATTEMPT_LIMITS
 export type LimitAttempts = (request: FastifyRequest, reply: FastifyReply, kind: AttemptKind, account: string) => Promise<void>
 /** Counts a sign-in attempt for `account` against `LOGIN_LIMITS`. */
 export type LimitLogin = (request: FastifyRequest, reply: FastifyReply, account: string) => Promise<void>
+/**
+ * Counts one message of a long-lived connection (a WebSocket `subscribe`) against the per-caller
+ * limit: as user `userId` when the connection's token is valid, else as the connection's address.
+ * Resolves to the seconds to wait when over the limit, else undefined.
+ */
+export type LimitCall = (connection: FastifyRequest, userId: number | undefined) => Promise<number | undefined>
 /** The account (an email) a sign-in request is for. */
 export type BruteForceKey = (request: FastifyRequest) => string
 /** A route whose requests count against `ATTEMPT_LIMITS[kind]`, for the account `account` returns. */
@@ -37,6 +43,8 @@ declare module 'fastify' {
      * scope Tandem serves; they all count on the same counters.
      */
     tandemRateLimit: onRequestAsyncHookHandler
+    /** The same per-caller limit, for what is not a request of its own (a WebSocket `subscribe`). */
+    tandemLimitCall: LimitCall
     /**
      * Counts a sign-in attempt for `account` (an email) against `LOGIN_LIMITS`; throws the 429
      * (headers set on `reply`) when over. REST routes say `config: { bruteForceKey }` instead.
@@ -87,23 +95,30 @@ async function rateLimiting (app: FastifyInstance, options: TandemOptions): Prom
   }
   // A caller with a valid token counts as its user, whatever its IP. Everyone else counts as their
   // IP, a revoked or expired token too: a thief of a dead token must not spend its owner's quota.
+  // A message of a WebSocket counts as the user of the connection's token, which is not in its headers.
+  const connectionUsers = new WeakMap<FastifyRequest, number | undefined>()
+  const callerKey = (request: FastifyRequest): string => {
+    const user = connectionUsers.has(request) ? connectionUsers.get(request) : app.accessTokens.peek(request)?.sub
+    return user === undefined ? `ip:${ip(request)}` : `user:${user}`
+  }
   const perCaller: RateLimitOptions = {
     ...common,
     max: config.rateLimitMax,
     timeWindow: config.rateLimitWindow,
-    keyGenerator: (request) => {
-      const user = app.accessTokens.peek(request)
-      return user === undefined ? `ip:${ip(request)}` : `user:${user.sub}`
-    }
+    keyGenerator: callerKey
   }
 
   const accounts = new WeakMap<FastifyRequest, string>()
   // Registered in a scope of its own, so its hooks and decorators reach no route of the host.
   let limitCaller: onRequestAsyncHookHandler | undefined
+  let countCaller: ReturnType<FastifyInstance['createRateLimit']> | undefined
   const attemptLimits = new Map<AttemptKind, Array<ReturnType<FastifyInstance['createRateLimit']>>>()
   await app.register(async (scope) => {
     await scope.register(rateLimit, { ...perCaller, global: false, redis, nameSpace: 'tandem-rate-limit:' })
-    limitCaller = scope.rateLimit(perCaller) as onRequestAsyncHookHandler
+    // Without options both use the plugin's own store: a request and a WebSocket message count on
+    // the same counters (a limiter given options gets a store of its own).
+    limitCaller = scope.rateLimit() as onRequestAsyncHookHandler
+    countCaller = scope.createRateLimit()
     for (const [kind, limits] of Object.entries(ATTEMPT_LIMITS) as Array<[AttemptKind, typeof ATTEMPT_LIMITS[AttemptKind]]>) {
       // Sign-in keeps the keys it always had, so that counters survive an upgrade.
       const prefix = kind === 'login' ? 'login' : `attempts:${kind}`
@@ -115,6 +130,12 @@ async function rateLimiting (app: FastifyInstance, options: TandemOptions): Prom
     }
   })
   app.decorate('tandemRateLimit', limitCaller as onRequestAsyncHookHandler)
+  const limitCall: LimitCall = async (connection, userId) => {
+    connectionUsers.set(connection, userId)
+    const result = await (countCaller as NonNullable<typeof countCaller>)(connection)
+    return !result.isAllowed && result.isExceeded ? result.ttlInSeconds : undefined
+  }
+  app.decorate('tandemLimitCall', limitCall)
 
   const limitAttempts: LimitAttempts = async (request, reply, kind, account) => {
     accounts.set(request, account.toLowerCase())
