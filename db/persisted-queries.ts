@@ -4,6 +4,15 @@ import type { Db } from './connect.js'
 
 /** Documents learnt from clients kept at most, by default; registered ones do not count. */
 export const MAX_LEARNT_QUERIES = 10_000
+/** Bytes the documents learnt from clients may take in all, by default. */
+export const MAX_LEARNT_BYTES = 16 * 1024 * 1024
+
+export interface LearntBudget {
+  /** Documents kept at most. @example 10000 */
+  count: number
+  /** Bytes (UTF-8) of their text in all. @example 16777216 */
+  bytes: number
+}
 
 /** The APQ hash of a document: lowercase hex SHA-256 of its UTF-8 text. */
 export function queryHash (query: string): string {
@@ -36,9 +45,9 @@ export async function savePersistedQuery (db: Db, query: string): Promise<string
 
 /**
  * Stores a document a client taught (automatic persisted queries). Any client can, so learnt
- * documents are kept up to `limit`: each new one drops those used least recently past it.
+ * documents are kept within `budget`: each new one drops those used least recently past it.
  */
-export async function learnPersistedQuery (db: Db, query: string, limit = MAX_LEARNT_QUERIES): Promise<string> {
+export async function learnPersistedQuery (db: Db, query: string, budget: LearntBudget = { count: MAX_LEARNT_QUERIES, bytes: MAX_LEARNT_BYTES }): Promise<string> {
   const sha256 = queryHash(query)
   const inserted = await db.insertInto('persisted_queries').values({ sha256, query, learnt: true })
     .onConflict((oc) => oc.column('sha256').doNothing())
@@ -51,7 +60,15 @@ export async function learnPersistedQuery (db: Db, query: string, limit = MAX_LE
       .where('sha256', 'in', (eb) => eb.selectFrom('persisted_queries').select('sha256')
         .where('learnt', '=', true)
         .orderBy('used_at', 'desc').orderBy('sha256')
-        .offset(limit))
+        .offset(budget.count))
+      .execute()
+    await db.deleteFrom('persisted_queries')
+      .where('learnt', '=', true)
+      .where('sha256', 'in', (eb) => eb.selectFrom(
+        eb.selectFrom('persisted_queries').select(['sha256', sql<number>`sum(octet_length(query)) over (order by used_at desc, sha256)`.as('total')])
+          .where('learnt', '=', true)
+          .as('learnt')
+      ).select('sha256').where('total', '>', budget.bytes))
       .execute()
   }
   return sha256

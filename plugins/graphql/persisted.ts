@@ -1,6 +1,9 @@
 import type { PersistedQueryProvider } from 'mercurius'
 import type { Db } from '../../db/connect.js'
-import { findPersistedQuery, learnPersistedQuery, MAX_LEARNT_QUERIES, queryHash, savePersistedQuery } from '../../db/persisted-queries.js'
+import { findPersistedQuery, learnPersistedQuery, MAX_LEARNT_BYTES, MAX_LEARNT_QUERIES, queryHash, savePersistedQuery, type LearntBudget } from '../../db/persisted-queries.js'
+
+/** Bytes a document a client teaches may have: larger ones run, but are not learnt. */
+export const MAX_LEARNT_DOCUMENT_BYTES = 16 * 1024
 
 /** Automatic persisted queries, as Apollo clients speak them. */
 export const PERSISTED_QUERY_NOT_FOUND = 'PersistedQueryNotFound'
@@ -41,6 +44,8 @@ export interface PersistedQueryStoreOptions {
   cacheSize?: number
   /** Documents learnt from clients kept in PostgreSQL at most (registered ones do not count). @example 10000 */
   learntLimit?: number
+  /** Bytes those documents may take in all. @example 16777216 */
+  learntBytes?: number
 }
 
 /**
@@ -51,11 +56,11 @@ export interface PersistedQueryStoreOptions {
  */
 export class PersistedQueryStore {
   private readonly cache: Lru<string>
-  private readonly learntLimit: number
+  private readonly learnt: LearntBudget
 
   constructor (private readonly db: Db, options: PersistedQueryStoreOptions = {}) {
     this.cache = new Lru(options.cacheSize ?? 1000)
-    this.learntLimit = options.learntLimit ?? MAX_LEARNT_QUERIES
+    this.learnt = { count: options.learntLimit ?? MAX_LEARNT_QUERIES, bytes: options.learntBytes ?? MAX_LEARNT_BYTES }
   }
 
   async find (sha256: string): Promise<string | undefined> {
@@ -74,11 +79,15 @@ export class PersistedQueryStore {
     return hash
   }
 
-  /** Stores a document a client sent with its hash: kept while among the `learntLimit` used most recently. */
+  /**
+   * Stores a document a client sent with its hash (and that ran: Mercurius saves only those), up to
+   * MAX_LEARNT_DOCUMENT_BYTES: kept while among those used most recently within the budget.
+   */
   async learn (query: string): Promise<string> {
     const hash = queryHash(query)
+    if (Buffer.byteLength(query, 'utf8') > MAX_LEARNT_DOCUMENT_BYTES) return hash
     if (this.cache.get(hash) === undefined) {
-      await learnPersistedQuery(this.db, query, this.learntLimit)
+      await learnPersistedQuery(this.db, query, this.learnt)
       this.cache.set(hash, query)
     }
     return hash
