@@ -65,6 +65,13 @@ export const TandemOptionsSchema = Type.Object({
   graphqlMaxComplexity: Type.Integer({ default: 10000, minimum: 1 }),
   /** @example false */
   graphqlPersistedOnly: Type.Boolean({ default: false }),
+  /** Subscriptions one WebSocket connection may hold at once. @example 50 */
+  graphqlMaxSubscriptions: Type.Integer({ default: 50, minimum: 1 }),
+  /**
+   * Bytes the caches of parsed GraphQL documents may hold, counting every entry as the largest a
+   * document may be. @example 134217728
+   */
+  graphqlDocumentCacheBytes: Type.Integer({ default: 128 * 1024 * 1024, minimum: 8 * 1024 * 1024 }),
   /** pino level. @example 'info' */
   logLevel: StringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, { default: 'info' }),
   /** `production` hides development aids and requires `jwtSecret`. @example 'production' */

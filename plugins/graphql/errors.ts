@@ -15,6 +15,8 @@ export const codes = {
   persistedQueryNotFound: 'PERSISTED_QUERY_NOT_FOUND',
   persistedQueryNotSupported: 'PERSISTED_QUERY_NOT_SUPPORTED',
   badRequest: 'BAD_REQUEST',
+  rateLimited: 'RATE_LIMITED',
+  tooManySubscriptions: 'TOO_MANY_SUBSCRIPTIONS',
   internal: 'INTERNAL_SERVER_ERROR'
 } as const
 

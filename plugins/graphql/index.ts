@@ -10,15 +10,18 @@ import { validatorCompiler } from '../rest.js'
 import { REFRESH_MS } from '../revocations.js'
 import { bearerOfPayload } from './context.js'
 import { clientError, codes, errorFormatter, errorHandler, GraphqlRequestError } from './errors.js'
+import { documentCacheEntries, MAX_DOCUMENT_BYTES, MAX_DOCUMENT_TOKENS, overLimits, oversized } from './documents.js'
 import { complexityLimit, depthLimit, mutationLimit } from './limits.js'
 import { PersistedQueryStore } from './persisted.js'
 import { answersPerResponseKeyIn } from './relations.js'
 import { resolvers } from './resolvers.js'
 import { loadSchema, schemaDirectory } from './schema.js'
+import { SocketGate, type GatedSocket } from './socket-gate.js'
 import { SubscriptionTokens, type SubscriptionSocket } from './subscription-tokens.js'
 
 export type { TandemGraphqlContext } from './context.js'
 export { complexityLimit, depthLimit, mutationLimit } from './limits.js'
+export { MAX_DOCUMENT_BYTES, MAX_DOCUMENT_TOKENS }
 
 const notGraphqlText = () => clientError('Syntax Error: the query is not a GraphQL document', codes.parseFailed)
 
@@ -28,8 +31,8 @@ export const DEFAULT_JIT = 10
 /** Root fields of one mutation; `login` and `createUser` (which hash passwords) once each. */
 export const MUTATION_LIMITS = { maxFields: 10, once: ['login', 'createUser'] } as const
 
-/** Tokens a document may have; a larger one is refused before it is parsed further. */
-export const MAX_DOCUMENT_TOKENS = 5000
+/** What a WebSocket has to send `connection_init` in, by default (graphql-ws's `connectionInitWaitTimeout`). */
+export const CONNECTION_INIT_WAIT_MS = 10_000
 
 /**
  * Mercurius fails with a 500 on some GET parameters (`variables=1`, an `operationName` the document
@@ -45,6 +48,8 @@ function checkGetParameters (query: Record<string, unknown>): void {
     }
   }
   if (typeof query.query !== 'string') return
+  const tooLarge = oversized(query.query)
+  if (tooLarge !== undefined) throw tooLarge
   let document: DocumentNode
   try { document = parse(query.query, { maxTokens: MAX_DOCUMENT_TOKENS }) } catch { return }
   const operationName = typeof query.operationName === 'string' ? query.operationName : undefined
@@ -84,6 +89,16 @@ export interface GraphqlOwnOptions {
    * do not count. Default: 10000. @example 50000
    */
   persistedQueryLimit?: number
+  /**
+   * Bytes the documents learnt from clients may take in PostgreSQL in all; past it, the least
+   * recently used are dropped. Default: 16 MiB. @example 67108864
+   */
+  persistedQueryBytes?: number
+  /**
+   * Milliseconds a WebSocket has to send `connection_init` before it is closed with 4408.
+   * Default: 10000. @example 3000
+   */
+  connectionInitWaitTimeout?: number
 }
 
 export interface GraphqlOptions extends TandemOptions, GraphqlOwnOptions {}
@@ -99,15 +114,15 @@ declare module 'fastify' {
 }
 
 async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<void> {
-  const { graphiql, jit, schemaDirectory: directory, persistedQueryCacheSize, persistedQueryLimit, ...tandemOptions } = options
+  const { graphiql, jit, schemaDirectory: directory, persistedQueryCacheSize, persistedQueryLimit, persistedQueryBytes, connectionInitWaitTimeout, ...tandemOptions } = options
   const config = useConfig(app, tandemOptions)
   if (!app.hasDecorator('accessTokens')) throw new Error('register Tandem\'s auth plugin before its GraphQL plugin')
   if (!app.hasDecorator('tandemEvents')) await app.register(events, tandemOptions)
 
-  for (const [name, value] of Object.entries({ persistedQueryCacheSize, persistedQueryLimit })) {
+  for (const [name, value] of Object.entries({ persistedQueryCacheSize, persistedQueryLimit, persistedQueryBytes, connectionInitWaitTimeout })) {
     if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) throw new Error(`${name} must be a positive integer`)
   }
-  const store = new PersistedQueryStore(app.db, { cacheSize: persistedQueryCacheSize, learntLimit: persistedQueryLimit })
+  const store = new PersistedQueryStore(app.db, { cacheSize: persistedQueryCacheSize, learntLimit: persistedQueryLimit, learntBytes: persistedQueryBytes })
   app.decorate('tandemGraphql', { persist: async (query: string) => store.save(query) })
   const persistedOnly = config.graphqlPersistedOnly
   const schema = await loadSchema(directory ?? schemaDirectory)
@@ -137,7 +152,21 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
   subscriptionTokens.start(REFRESH_MS)
   app.accessTokens.onRevocation(() => { subscriptionTokens.check() })
   app.addHook('onClose', async () => { await subscriptionTokens.stop() })
+  const gate = new SocketGate({
+    initTimeoutMs: connectionInitWaitTimeout ?? CONNECTION_INIT_WAIT_MS,
+    maxSubscriptions: config.graphqlMaxSubscriptions,
+    checkDocument: overLimits,
+    limitCall: async (connection, token) => {
+      if (!app.hasDecorator('tandemLimitCall')) return undefined
+      // A token that no longer passes counts as anonymous, by address.
+      const user = token === undefined ? undefined : await app.accessTokens.verify(token).then((caller) => caller.sub, () => undefined)
+      return app.tandemLimitCall(connection, user)
+    },
+    log: app.log
+  })
   const refuseUnknown = async (source: string) => {
+    const tooLarge = oversized(source)
+    if (tooLarge !== undefined) throw tooLarge
     if (persistedOnly && !await store.has(source)) {
       throw clientError('only persisted queries may run on this server', codes.forbidden)
     }
@@ -152,7 +181,12 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     scope.setValidatorCompiler(validatorCompiler)
     scope.removeContentTypeParser(['text/plain'])
     // The resource style's OpenAPI document does not describe the query style.
-    scope.addHook('onRoute', (route) => { route.schema = { ...route.schema, hide: true } as FastifySchema })
+    scope.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true } as FastifySchema
+      // Seen before @fastify/websocket (registered by Mercurius, later) takes the handler.
+      const subscriptions = route as { wsHandler?: (socket: GatedSocket, request: FastifyRequest) => unknown }
+      if (subscriptions.wsHandler !== undefined) subscriptions.wsHandler = gate.wrap(subscriptions.wsHandler)
+    })
     scope.addHook('preHandler', async (request) => {
       if (request.method === 'GET' && request.routeOptions.url === '/graphql') checkGetParameters(request.query as Record<string, unknown>)
     })
@@ -164,6 +198,8 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
       ...(jit === 0 ? {} : { jit: jit ?? DEFAULT_JIT }),
       allowBatchedQueries: false,
       graphql: { parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS } },
+      // Mercurius's caches count entries; larger documents are refused before they reach them.
+      cache: documentCacheEntries(config.graphqlDocumentCacheBytes),
       validationRules: [depthLimit(config.graphqlMaxDepth), mutationLimit(MUTATION_LIMITS)],
       persistedQueryProvider: store.provider(!persistedOnly),
       context: (request: FastifyRequest) => {
