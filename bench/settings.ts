@@ -30,12 +30,12 @@ export const FULL: Settings = {
   benchStock: 1_000_000_000,
   deepOffset: 90_000,
   connections: 50,
-  seconds: 10,
-  warmupSeconds: 3,
+  seconds: 6,
+  warmupSeconds: 2,
   // Two runs of one case seconds apart can differ by far more than a target's margin on the 2-vCPU
-  // VM (BENCHMARKS.md, 'This machine and its noise'): a median of 5 paired passes leaves a target to
-  // the cost, not to one unlucky pass.
-  passes: 5
+  // VM (BENCHMARKS.md, 'This machine and its noise'): a median of 3 paired passes leaves a target to
+  // the cost, not to one unlucky pass, and keeps a full run within 10 minutes.
+  passes: 3
 }
 
 /** Proves the harness works (CI runs it); its numbers mean nothing. */

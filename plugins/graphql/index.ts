@@ -172,6 +172,9 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     }
   }
 
+  // Fails closed: if a Mercurius upgrade moves its WebSocket handler, the application refuses to
+  // start rather than serve subscriptions without the gate's limits.
+  let gated = false
   // An encapsulated scope without a prefix: /graphql sits at the root of the application, and
   // Mercurius's decorators, content-type parser and error handler stay inside.
   await app.register(async (scope) => {
@@ -185,7 +188,10 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
       route.schema = { ...route.schema, hide: true } as FastifySchema
       // Seen before @fastify/websocket (registered by Mercurius, later) takes the handler.
       const subscriptions = route as { wsHandler?: (socket: GatedSocket, request: FastifyRequest) => unknown }
-      if (subscriptions.wsHandler !== undefined) subscriptions.wsHandler = gate.wrap(subscriptions.wsHandler)
+      if (subscriptions.wsHandler !== undefined) {
+        subscriptions.wsHandler = gate.wrap(subscriptions.wsHandler)
+        gated = true
+      }
     })
     scope.addHook('preHandler', async (request) => {
       if (request.method === 'GET' && request.routeOptions.url === '/graphql') checkGetParameters(request.query as Record<string, unknown>)
@@ -227,6 +233,8 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
         }
       }
     })
+
+    if (!gated) throw new Error('graphql: the subscription WebSocket handler was not found to guard (has Mercurius changed?); refusing to start')
 
     // Mercurius does not validate subscriptions itself: the same rules as for queries.
     const rules = [...specifiedRules, depthLimit(config.graphqlMaxDepth), complexityLimit({ maximum: config.graphqlMaxComplexity })]
