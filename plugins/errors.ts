@@ -55,34 +55,8 @@ export function toErrorResponse (error: FastifyError | Error): { statusCode: num
   return { statusCode: 500, body: { error: 'internal server error' } }
 }
 
-/** How much of a refused body is read (and dropped) so that its client can read the 413. */
-const MAX_DISCARDED_BYTES = 16 * 1024 * 1024
-
-/**
- * Reads the rest of a body that will not be used. A server that answers before the body is in and
- * closes the connection leaves a client that is still sending with a broken pipe instead of the
- * answer; past `MAX_DISCARDED_BYTES` it closes anyway.
- */
-async function discardBody (raw: FastifyRequest['raw']): Promise<void> {
-  if (raw.complete || raw.destroyed) return
-  await new Promise<void>((resolve) => {
-    let received = 0
-    const stop = (): void => {
-      raw.removeListener('data', count)
-      resolve()
-    }
-    const count = (chunk: Buffer): void => {
-      received += chunk.length
-      if (received > MAX_DISCARDED_BYTES) stop()
-    }
-    raw.on('data', count).once('end', stop).once('close', stop).once('error', stop)
-    raw.resume()
-  })
-}
-
 export async function errorHandler (this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const { statusCode, body } = toErrorResponse(error)
-  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') await discardBody(request.raw)
   if (statusCode >= 500) request.log.error({ err: error }, 'request failed')
   else request.log.info({ err: { message: error.message, code: error.code }, statusCode }, 'request rejected')
   if (statusCode === 401) reply.header('www-authenticate', 'Bearer')

@@ -1,15 +1,51 @@
-import type { FastifyInstance, preParsingAsyncHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyRequest, onSendAsyncHookHandler, preParsingAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import type { TandemOptions } from '../schema/options.js'
 import { useConfig } from './config.js'
 
+/** How much of an unread body is read (and dropped) before an early answer, and for how long. */
+const MAX_DISCARDED_BYTES = 16 * 1024 * 1024
+const MAX_DISCARD_MS = 5_000
+
 /**
- * A request whose body has not arrived `requestTimeout` ms after it began is answered 408 and its
- * connection closed. Node's own `requestTimeout` stops counting once the headers are in and the
+ * Reads the rest of a body that will not be used. An answer sent before the body is in (a 413, a
+ * 429 or 401 from an `onRequest` hook) makes Node close the connection while the client is still
+ * sending: it gets a broken pipe instead of the answer. Past the bounds the connection closes anyway.
+ */
+async function discardBody (raw: FastifyRequest['raw']): Promise<void> {
+  // `complete`: Node's parser has the whole message (a GET at once); `readableEnded`: it was read.
+  if (raw.complete || raw.readableEnded || raw.destroyed) return
+  await new Promise<void>((resolve) => {
+    let received = 0
+    const stop = (): void => {
+      clearTimeout(timer)
+      raw.removeListener('data', count)
+      resolve()
+    }
+    const count = (chunk: Buffer): void => {
+      received += chunk.length
+      if (received > MAX_DISCARDED_BYTES) stop()
+    }
+    const timer = setTimeout(stop, MAX_DISCARD_MS)
+    raw.on('data', count).once('end', stop).once('close', stop).once('error', stop)
+    raw.resume()
+  })
+}
+
+/**
+ * Request bodies: one that has not arrived `requestTimeout` ms after its request began is answered
+ * 408 and its connection closed; one that an answer comes before is read to the end first. Node's own `requestTimeout` stops counting once the headers are in and the
  * request is handed over, so a client sending its body a byte at a time would hold a socket and a
  * parser for as long as it likes.
  */
 async function requestTimeout (app: FastifyInstance, options: TandemOptions): Promise<void> {
+  // Before any answer, the rest of an unread body is read, so that the client can read the answer.
+  const drain: onSendAsyncHookHandler = async (request, reply, payload) => {
+    // A 408 is the answer to a body that does not come: it is not waited for.
+    if (reply.statusCode !== 408) await discardBody(request.raw)
+    return payload
+  }
+  app.addHook('onSend', drain)
   const limit = useConfig(app, options).requestTimeout
   if (limit === 0) return
   const guard: preParsingAsyncHookHandler = async (request, reply) => {

@@ -7,6 +7,7 @@ import t from 'tap'
 import { serverOptions, trustProxyOption } from '../../plugins/server-options.js'
 import tandem from '../../plugins/tandem.js'
 import { TEST_SECRET, testDb } from '../helpers/app.js'
+import { startServer } from '../helpers/processes.js'
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -56,12 +57,23 @@ t.test('REQUEST_TIMEOUT: a request whose body trickles in is answered 408 and cl
   t.match(received, /^HTTP\/1\.1 408 /, 'answered 408')
 })
 
-t.test('regression: a body over 1 MiB was sometimes answered by a broken connection; now always 413', async (t) => {
-  const origin = await listening(t)
-  const body = Buffer.alloc(2 * 1024 * 1024, 97)
+/** What each of `count` clients sending `body` at once to `url` read: a status, or its connection's error. */
+async function answersTo (url: string, body: Buffer, count: number): Promise<string[]> {
+  return Promise.all(Array.from({ length: count }, async () =>
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      .then((r) => String(r.status), (e: Error & { cause?: { code?: string } }) => e.cause?.code ?? e.message)))
+}
+
+// A server process of its own: a client in the server's own process hands it the body too quickly
+// to see the broken connections.
+t.test('regression: a body answered before it was read (413, 401, 429) broke the client\'s connection; now the client reads the answer', async (t) => {
+  const { url } = await startServer(t, { RATE_LIMIT_MAX: '40' })
+  const huge = Buffer.alloc(2 * 1024 * 1024, 97)
   for (const path of ['/api/v1/users', '/graphql']) {
-    const answers = await Promise.all(Array.from({ length: 10 }, async () =>
-      fetch(origin + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then((r) => String(r.status), (e: Error & { cause?: { code?: string } }) => e.cause?.code ?? e.message)))
-    t.same([...new Set(answers)], ['413'], `${path}: every client reads the 413`)
+    t.same([...new Set(await answersTo(url + path, huge, 10))], ['413'], `${path}: a body over 1 MiB, every client reads the 413`)
   }
+  const large = Buffer.alloc(900 * 1024, 97)
+  t.same([...new Set(await answersTo(url + '/api/v1/posts', large, 10))], ['401'], 'a large body without a token: every client reads the 401')
+  await answersTo(url + '/api/v1/users', Buffer.from('{}'), 10)
+  t.same([...new Set(await answersTo(url + '/api/v1/users', large, 10))], ['429'], 'over the rate limit: every client reads the 429')
 })
