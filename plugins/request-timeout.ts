@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest, onSendAsyncHookHandler, preParsingAsyncHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, preParsingAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import type { TandemOptions } from '../schema/options.js'
 import { useConfig } from './config.js'
@@ -12,9 +12,11 @@ const MAX_DISCARD_MS = 5_000
  * 429 or 401 from an `onRequest` hook) makes Node close the connection while the client is still
  * sending: it gets a broken pipe instead of the answer. Past the bounds the connection closes anyway.
  */
+/** `complete`: Node's parser has the whole message (a GET at once); `readableEnded`: it was read. */
+const isRead = (raw: FastifyRequest['raw']): boolean => raw.complete || raw.readableEnded || raw.destroyed
+
 async function discardBody (raw: FastifyRequest['raw']): Promise<void> {
-  // `complete`: Node's parser has the whole message (a GET at once); `readableEnded`: it was read.
-  if (raw.complete || raw.readableEnded || raw.destroyed) return
+  if (isRead(raw)) return
   await new Promise<void>((resolve) => {
     let received = 0
     const stop = (): void => {
@@ -40,10 +42,14 @@ async function discardBody (raw: FastifyRequest['raw']): Promise<void> {
  */
 async function requestTimeout (app: FastifyInstance, options: TandemOptions): Promise<void> {
   // Before any answer, the rest of an unread body is read, so that the client can read the answer.
-  const drain: onSendAsyncHookHandler = async (request, reply, payload) => {
+  // A callback hook: on nearly every answer there is nothing to read, and no promise is made then.
+  const drain = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void): void => {
     // A 408 is the answer to a body that does not come: it is not waited for.
-    if (reply.statusCode !== 408) await discardBody(request.raw)
-    return payload
+    if (reply.statusCode === 408 || isRead(request.raw)) {
+      done(null, payload)
+      return
+    }
+    discardBody(request.raw).then(() => { done(null, payload) }, () => { done(null, payload) })
   }
   app.addHook('onSend', drain)
   const limit = useConfig(app, options).requestTimeout
