@@ -80,10 +80,14 @@ const attacks: Attack[] = [
   },
   {
     id: 'graphql-validation',
-    what: 'two anonymous clients, each 4 documents a second of 1,200 repeated `users { id }`',
+    what: 'two anonymous clients, each 4 documents a second of 1,200 repeated `users { id }` (each new to the caches)',
     run: async ({ origin }, until) => {
-      const body = JSON.stringify({ query: `{ ${'users { id } '.repeat(1200)}}` })
-      return flood(2, until, async () => outcome(post(`${origin}/graphql`, body)), 250)
+      let n = 0
+      return flood(2, until, async () => {
+        const res = await post(`${origin}/graphql`, JSON.stringify({ query: `{ ${'users { id } '.repeat(1200)}} #${++n}` })).catch(failure)
+        if (typeof res === 'string') return res
+        return String((await res.json() as { errors?: Array<{ extensions?: { code?: string } }> }).errors?.[0]?.extensions?.code ?? res.status)
+      }, 250)
     }
   },
   {

@@ -16,6 +16,7 @@ import { PersistedQueryStore } from './persisted.js'
 import { answersPerResponseKeyIn } from './relations.js'
 import { resolvers } from './resolvers.js'
 import { loadSchema, schemaDirectory } from './schema.js'
+import { repeatedFields } from './repeated-fields.js'
 import { SocketGate, type GatedSocket } from './socket-gate.js'
 import { SubscriptionTokens, type SubscriptionSocket } from './subscription-tokens.js'
 
@@ -241,6 +242,8 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     scope.graphql.addHook('preSubscriptionParsing', async (_schema, source) => { await refuseUnknown(source) })
     scope.graphql.addHook('preSubscriptionExecution', async (schema, document) => {
       if (!((document as DocumentNode | null)?.loc instanceof Location)) throw notGraphqlText()
+      const repeated = repeatedFields(document)
+      if (repeated !== undefined) throw repeated
       const [first] = validate(schema, document, rules)
       if (first !== undefined) throw first.extensions.code === undefined ? clientError(first.message, codes.validationFailed) : first
     })
@@ -248,6 +251,9 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     scope.graphql.addHook('preValidation', async (_schema, document) => {
       // Mercurius would take a query that is JSON as a ready-made AST (or null); only GraphQL text is accepted.
       if (!((document as DocumentNode | null)?.loc instanceof Location)) throw notGraphqlText()
+      // Before graphql-js's rules, whose merge check is quadratic in a repeated field.
+      const repeated = repeatedFields(document)
+      if (repeated !== undefined) throw repeated
     })
     scope.graphql.addHook('preExecution', async (schema, document, _context, variables) => {
       complexity(schema, document, variables ?? {})

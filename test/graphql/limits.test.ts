@@ -184,3 +184,21 @@ t.test('the learnt documents stay within persistedQueryBytes', async (t) => {
   const latest = documents.at(-1) ?? ''
   t.ok((await graphql(app, '', { extensions: persisted(latest) })).data, 'the latest one is kept')
 })
+
+t.test('regression: a document repeating one field 1,200 times reached graphql-js validation (quadratic); now it is refused first', async (t) => {
+  const app = await build(t)
+  const repeated = await graphql(app, `{ ${'users { id } '.repeat(1200)}}`)
+  t.equal(repeated.statusCode, 200)
+  t.same(errorCodes(repeated), ['GRAPHQL_VALIDATION_FAILED'])
+  t.match(repeated.errors?.[0]?.message, /"users" is selected 1200 times in one selection set; at most 10/)
+  t.equal(repeated.data, undefined, 'nothing ran')
+  const throughFragments = await graphql(app, `{ ${'... on Query { users { id } } '.repeat(11)}}`)
+  t.same(errorCodes(throughFragments), ['GRAPHQL_VALIDATION_FAILED'], 'inline fragments count')
+  const spreads = await graphql(app, `{ users { ...f ${'...f '.repeat(11)} } } fragment f on User { id }`)
+  t.same(errorCodes(spreads), ['GRAPHQL_VALIDATION_FAILED'], 'fragment spreads count, in nested selections too')
+
+  const me = await signedIn(app)
+  const ordinary = await graphql(app, '{ users(limit: 1) { id ...f ... on User { id name } } } fragment f on User { id name }', { headers: me.headers })
+  t.equal(ordinary.errors, undefined, 'a key selected a few times, as fragments do, is fine')
+  t.ok(Array.isArray(ordinary.data?.users))
+})
