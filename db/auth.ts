@@ -55,19 +55,24 @@ export async function ensureAdmin (
   if (existing !== undefined && existing.role !== 'admin') return 'not-an-admin'
   if (existing !== undefined && await password.matches(existing.password_hash)) return 'unchanged'
   const passwordHash = await password.hash()
-  return inTransaction(db, async (trx) => {
+  const outcome = await inTransaction(db, async (trx): Promise<AdminOutcome | 'created elsewhere'> => {
     if (existing !== undefined) {
       await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', existing.id).execute()
       await revokeTokensOf(trx, existing.id, tokensExpireBy)
       return 'password-changed'
     }
-    const { id } = await trx.insertInto('users')
+    const created = await trx.insertInto('users')
       .values({ name: 'Administrator', email, password_hash: passwordHash, role: 'admin' })
+      .onConflict((oc) => oc.expression(sql`lower(email)`).doNothing())
       .returning('id')
-      .executeTakeFirstOrThrow()
-    await trx.insertInto('profiles').values({ user_id: id }).execute()
+      .executeTakeFirst()
+    if (created === undefined) return 'created elsewhere'
+    await trx.insertInto('profiles').values({ user_id: created.id }).execute()
     return 'created'
   })
+  // Several instances starting at once on a new database: one creates the account, the others
+  // find it (and their password) on a second look rather than failing on the unique email.
+  return outcome === 'created elsewhere' ? ensureAdmin(db, email, password, tokensExpireBy) : outcome
 }
 
 export interface Message {

@@ -105,12 +105,6 @@ export async function updateUser (db: Db, id: number, changes: UserChanges, opti
   })
 }
 
-/** The stored password hash of the user (null for an account without one), or undefined when there is no such user. */
-export async function passwordHashOf (db: Db, id: number): Promise<string | null | undefined> {
-  const row = await db.selectFrom('users').select('password_hash').where('id', '=', id).executeTakeFirst()
-  return row?.password_hash
-}
-
 const lock = (id: number) => (trx: Db) => trx.selectFrom('users').select(representation).where('id', '=', id).forUpdate().executeTakeFirst()
 
 /**

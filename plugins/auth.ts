@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import jwt from '@fastify/jwt'
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
-import { ensureAdmin, findLoginAccount, recentLoginFailures, recordLoginFailure, type Role } from '../db/auth.js'
+import { ensureAdmin, findLoginAccount, recentLoginFailures, recordLoginFailure, type LoginAccount, type Role } from '../db/auth.js'
 import { forbidden, TandemError, tooManyFor, unauthenticated } from '../schema/errors.js'
 import type { TandemOptions } from '../schema/options.js'
 import { ConfigError, useConfig } from './config.js'
@@ -66,6 +66,12 @@ export const ownerOrAdmin = (loadOwner: OwnerLoader): AuthRule => ({ ownerOrAdmi
 export interface AccessTokens {
   /** Checks an email and password; the same 401 for an unknown email, a wrong password or an account without one. */
   login (email: string, password: string): Promise<AccessToken>
+  /**
+   * The account of `email` when `password` is its password, else undefined. A failure counts
+   * against `LOGIN_FAILURES_PER_ACCOUNT`, as a failed login does, and past it this throws the 429:
+   * wherever a password is checked (sign-in, an email change), guesses share one budget.
+   */
+  checkPassword (email: string, password: string): Promise<LoginAccount | undefined>
   /**
    * Signs an access token for the user, of their current token version (`users.token_version`;
    * a token of a lower version is refused as revoked).
@@ -200,15 +206,18 @@ async function auth (app: FastifyInstance, options: TandemOptions): Promise<void
   }
 
   const tokens: AccessTokens = {
-    async login (email, password) {
+    async checkPassword (email, password) {
       const { failures, windowSeconds } = LOGIN_FAILURES_PER_ACCOUNT
       const recent = await recentLoginFailures(app.db, email, windowSeconds)
       if (recent.count >= failures) throw tooManyFor(recent.clearsInSeconds)
       const account = await findLoginAccount(app.db, email)
-      if (!await verifyPassword(account?.password_hash, password) || account === undefined) {
-        await recordLoginFailure(app.db, email)
-        throw unauthenticated('invalid email or password')
-      }
+      if (await verifyPassword(account?.password_hash, password) && account !== undefined) return account
+      await recordLoginFailure(app.db, email)
+      return undefined
+    },
+    async login (email, password) {
+      const account = await tokens.checkPassword(email, password)
+      if (account === undefined) throw unauthenticated('invalid email or password')
       return tokens.issue({ id: account.id, role: account.role, tokenVersion: account.token_version })
     },
     issue (user) {

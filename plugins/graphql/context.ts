@@ -13,9 +13,6 @@ export interface TandemGraphqlContext extends MercuriusContext {
   viewer: () => Promise<AccessUser>
 }
 
-/** The REST rule, the same function: both styles refuse the same callers. */
-export { assertSelfOrAdmin } from '../auth.js'
-
 const BEARER = /^Bearer +([A-Za-z0-9_.~+/-]+=*) *$/i
 
 /**

@@ -2,7 +2,9 @@ import { createHash, createHmac, randomUUID } from 'node:crypto'
 import { Writable } from 'node:stream'
 import Fastify, { type FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
+import { ensureAdmin } from '../../db/auth.js'
 import { revokeTokensOf } from '../../db/revoked-tokens.js'
+import { hashPassword, verifyPassword } from '../../plugins/passwords.js'
 import { openOutboxMessage } from '../../plugins/one-time-tokens.js'
 import { REFRESH_MS, RevocationList } from '../../plugins/revocations.js'
 import { serverOptions } from '../../plugins/server-options.js'
@@ -190,6 +192,15 @@ t.test('the admin of adminEmail/adminPassword is created at start; a new ADMIN_P
   t.equal((await onceRefused(first, headers)).status, 401, 'on the other instance too')
   t.equal((await first.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'boss@example.com', password: 'first-password' } })).statusCode, 401, 'the old password no longer works')
   t.equal((await first.inject({ url: '/api/v1/users', headers: await login(first, 'boss@example.com', 'rotated-password') })).statusCode, 200)
+})
+
+t.test('regression: instances starting together on a new database with adminEmail failed on the unique email; now one creates it', async (t) => {
+  const app = await build(t)
+  const password = { hash: async () => hashPassword('together-password'), matches: async (stored: string | null) => verifyPassword(stored, 'together-password') }
+  const outcomes = await Promise.all([1, 2, 3].map(async () => ensureAdmin(app.db, 'together@example.com', password, app.accessTokens.newTokensExpireAt())))
+  t.same(outcomes.sort(), ['created', 'unchanged', 'unchanged'])
+  const rows = await app.db.selectFrom('users').select(['role']).where('email', '=', 'together@example.com').execute()
+  t.same(rows, [{ role: 'admin' }], 'one administrator')
 })
 
 t.test('regression: adminEmail of a self-registered account promoted it; now the start stops', async (t) => {

@@ -5,6 +5,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import Fastify from 'fastify'
 import t from 'tap'
 import { purgeExpired } from '../../db/housekeeping.js'
+import { LOGIN_FAILURES_PER_ACCOUNT } from '../../plugins/auth.js'
 import { openOutboxMessage } from '../../plugins/one-time-tokens.js'
 import { serverOptions } from '../../plugins/server-options.js'
 import tandem from '../../plugins/tandem.js'
@@ -119,6 +120,20 @@ t.test('regression: changing one\'s email needed no password; now it needs curre
   t.equal((await lastMail(app, 'email_changed')).recipient, 'gql-owner@example.com')
 })
 
+t.test('regression: a stolen token could guess current_password without limit; now the guesses share the account\'s login failures', async (t) => {
+  const app = await build(t)
+  const me = await signedIn(app)
+  const guess = (password: string) => app.inject({ method: 'PATCH', url: `/api/v1/users/${me.id}`, headers: me.headers, payload: { email: 'thief@example.com', current_password: password } })
+  for (let i = 0; i < LOGIN_FAILURES_PER_ACCOUNT.failures; i++) t.equal((await guess(`guess-${i}`)).statusCode, 403)
+  const limited = await guess(me.password)
+  t.equal(limited.statusCode, 429, 'past the budget, even the right password waits')
+  t.ok(Number(limited.headers['retry-after']) > 0)
+  const login = await app.inject({ method: 'POST', url: '/api/v1/auth/login', remoteAddress: '203.0.113.50', payload: { email: me.email, password: me.password } })
+  t.equal(login.statusCode, 429, 'and so does signing in: one budget per account')
+  const row = await app.db.selectFrom('users').select('email').where('id', '=', me.id).executeTakeFirstOrThrow()
+  t.equal(row.email, me.email, 'the email did not move')
+})
+
 t.test('one-time emails: at most 3 per hour per user and kind (429 with Retry-After), their tokens never stored in clear', async (t) => {
   const app = await build(t)
   const me = await signedIn(app)
@@ -141,6 +156,15 @@ t.test('one-time emails: at most 3 per hour per user and kind (429 with Retry-Af
     t.notOk(JSON.stringify(tokens).includes(token), 'not in user_tokens in clear')
     t.throws(() => openOutboxMessage(row, 'another-secret-of-32-characters!'), 'another secret cannot open it')
   }
+})
+
+t.test('one-time emails asked for all at once still stop at 3 (the user\'s row is locked while they are counted)', async (t) => {
+  const app = await build(t)
+  const me = await signedIn(app)
+  const answers = await Promise.all(Array.from({ length: 8 }, async () =>
+    (await app.inject({ method: 'POST', url: `/api/v1/users/${me.id}/reset-password`, headers: me.headers })).statusCode))
+  t.same(answers.sort(), [202, 202, 202, 429, 429, 429, 429, 429])
+  t.equal((await app.db.selectFrom('email_outbox').select('id').where('user_id', '=', me.id).execute()).length, 3)
 })
 
 t.test('regression: a password reset hashed the new password before checking the token; now a bad token costs no hash', async (t) => {
