@@ -92,23 +92,26 @@ const attacks: Attack[] = [
   },
   {
     id: 'ws-subscriptions',
-    what: 'one user opens 1,000 subscriptions on one socket; someone else then posts 3 times',
+    what: 'one user opens 1,000 subscriptions, 1,000 on one socket and 50 (the most allowed) on each of 20 more; someone else then posts 3 times',
     run: async ({ origin, ws, token }, until) => {
       const headers = from()
-      const client = createClient({ url: ws, webSocketImpl: class extends WebSocket { constructor (url: string, protocols?: string | string[]) { super(url, protocols, { headers }) } }, connectionParams: { authorization: `Bearer ${await token()}` }, retryAttempts: 0, lazy: false })
+      const authorization = `Bearer ${await token()}`
       const results = new Map<string, number>()
-      for (let i = 0; i < 1000; i++) {
-        client.subscribe({ query: 'subscription { postCreated { id title author { name } } }' }, {
-          next: () => tally(results, 'event'),
-          error: (e) => tally(results, `error ${(e as Array<{ extensions?: { code?: string } }>)[0]?.extensions?.code ?? 'closed'}`),
-          complete: () => {}
-        })
+      const clients = Array.from({ length: 21 }, () => createClient({ url: ws, webSocketImpl: class extends WebSocket { constructor (url: string, protocols?: string | string[]) { super(url, protocols, { headers }) } }, connectionParams: { authorization }, retryAttempts: 0, lazy: false }))
+      for (const [at, client] of clients.entries()) {
+        for (let i = 0; i < (at === 0 ? 1000 : 50); i++) {
+          client.subscribe({ query: 'subscription { postCreated { id title author { name } } }' }, {
+            next: () => tally(results, 'event'),
+            error: (e) => tally(results, `error ${(e as Array<{ extensions?: { code?: string } }>)[0]?.extensions?.code ?? 'closed'}`),
+            complete: () => {}
+          })
+        }
       }
       await sleep(1000)
       const poster = await newUser(origin)
       for (let i = 0; i < 3; i++) await json(origin, '/api/v1/posts', { method: 'POST', token: poster.token, body: { title: `attack ${i}`, content: 'x' } })
       await sleep(Math.max(0, until - Date.now()))
-      await client.dispose()
+      await Promise.all(clients.map(async (client) => client.dispose()))
       return summary(results)
     }
   },

@@ -12,6 +12,7 @@ import { ReplacePostBody } from '../../schema/posts.js'
 import { CreateUserBody, PatchUserBody } from '../../schema/users.js'
 import type { TandemEventMap } from '../events.js'
 import type { TandemGraphqlContext } from './context.js'
+import { answerOnce } from './event-answers.js'
 import { checkInput, listLimit, parseId } from './inputs.js'
 import { withRelations } from './relations.js'
 
@@ -153,8 +154,8 @@ export function resolvers (): IResolvers<any, Context> {
           const events = await ctx.pubsub.subscribe<PostCreated>('postCreated')
           return only(events, ({ post }) => authorId === undefined || Number(post.author_id) === authorId)
         }),
-        // Every subscriber gets its own copy: the event is shared, the relations each one asks are not.
-        resolve: async (event: PostCreated, _args: Args, ctx: Context, info: Info) => withRelations(ctx.app.db, info, { ...event.post })
+        // The event is shared by every subscriber; the relations loaded into it are shared by those with the same selection.
+        resolve: async (event: PostCreated, _args: Args, ctx: Context, info: Info) => answerOnce(event, info, async () => withRelations(ctx.app.db, info, { ...event.post }))
       },
       commentAdded: {
         subscribe: async (_root: unknown, args: Args, ctx: Context) => subscriptionStep(async () => {
@@ -163,7 +164,7 @@ export function resolvers (): IResolvers<any, Context> {
           const events = await ctx.pubsub.subscribe<CommentAdded>('commentAdded')
           return only(events, ({ comment }) => Number(comment.post_id) === postId)
         }),
-        resolve: async (event: CommentAdded, _args: Args, ctx: Context, info: Info) => withRelations(ctx.app.db, info, { ...event.comment })
+        resolve: async (event: CommentAdded, _args: Args, ctx: Context, info: Info) => answerOnce(event, info, async () => withRelations(ctx.app.db, info, { ...event.comment }))
       }
     }
   }

@@ -10,6 +10,7 @@ import { serverOptions } from '../../plugins/server-options.js'
 import tandem, { type TandemPluginOptions } from '../../plugins/tandem.js'
 import { unauthenticated } from '../../schema/errors.js'
 import { build, graphql, login, signedIn, TEST_SECRET, testDb, type AuthHeaders } from '../helpers/app.js'
+import { recordSql } from '../helpers/sql-log.js'
 
 interface Test { teardown: (fn: () => unknown) => void }
 
@@ -295,6 +296,39 @@ t.test('subscriptions are validated and limited like queries', async (t) => {
   await t.rejects(badId.next(), /positive integer/)
   const costly = subscribe(client, 'subscription { postCreated { author { posts(limit: 100) { comments(limit: 100) { text } } } } }')
   await t.rejects(costly.next(), /costs/)
+})
+
+t.test('an event is resolved once per distinct selection, not once per subscriber', async (t) => {
+  const recorded = recordSql(await testDb())
+  const { app, url } = await listening(t, { db: recorded.db })
+  const fay = await signedIn(app, { name: 'Fay' })
+  const names = 'subscription { postCreated { title author { name } } }'
+  const emails = 'subscription ($limit: Int) { postCreated { title author { email posts(limit: $limit) { title } } } }'
+  // Several connections, as many clients would have, each with both selections a few times.
+  const subscriptions: Array<{ subscription: Subscription<any>, asks: 'names' | 'emails' }> = []
+  for (let connection = 0; connection < 3; connection++) {
+    const client = connect(t, url, fay.headers)
+    for (let i = 0; i < 8; i++) subscriptions.push({ subscription: subscribe(client, names), asks: 'names' })
+    for (let i = 0; i < 3; i++) subscriptions.push({ subscription: subscribe(client, emails, { limit: 1 }), asks: 'emails' })
+  }
+  for (const { subscription } of subscriptions) await live(subscription, app, { authorId: fay.id })
+  const now = new Date()
+  const heardByAll = async (title: string) => {
+    await app.tandemEvents.publish('postCreated', { post: { id: 1, author_id: fay.id, title, content: 'c', created_at: now, updated_at: now } })
+    return Promise.all(subscriptions.map(async ({ subscription, asks }) => ({ asks, event: await subscription.next((v) => v.postCreated.title === title) })))
+  }
+  // Each subscription's events come in order: once all have heard this one, no probe is left to resolve.
+  await heardByAll('settled')
+
+  recorded.statements.length = 0
+  for (const { asks, event } of await heardByAll('shared')) {
+    t.same(event, asks === 'names'
+      ? { postCreated: { title: 'shared', author: { name: 'Fay' } } }
+      : { postCreated: { title: 'shared', author: { email: fay.email, posts: [] } } })
+  }
+  // Other statements may run meanwhile (the token watch's refresh); those that load the authors are the event's.
+  const loads = recorded.statements.filter((statement) => statement.includes('"users"'))
+  t.equal(loads.length, 2, `${subscriptions.length} subscribers, two selections: one statement each`)
 })
 
 t.test('with redisUrl, an event written through one instance reaches subscribers of another', { skip: process.env.REDIS_URL_TEST === undefined || process.env.REDIS_URL_TEST === '' ? 'REDIS_URL_TEST is not set' : false }, async (t) => {
