@@ -1,4 +1,4 @@
-import { Kysely, Migrator, PostgresDialect, type CompiledQuery } from 'kysely'
+import { Kysely, Migrator, PostgresDialect, type CompiledQuery, type Migration } from 'kysely'
 import pg from 'pg'
 import { migrations } from './migrations/index.js'
 import { preparingStatements } from './prepared.js'
@@ -129,6 +129,18 @@ export async function connect (options: ConnectOptions = {}): Promise<Db> {
     throw error
   }
   return db
+}
+
+/** Applies a host application's migrations, recorded in `host_migrations`, apart from Tandem's own. */
+export async function migrateHost (db: Db, migrations: Readonly<Record<string, Migration>>): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => ({ ...migrations }) },
+    migrationTableName: 'host_migrations',
+    migrationLockTableName: 'host_migrations_lock'
+  })
+  const { error } = await migrator.migrateToLatest()
+  if (error !== undefined) throw error
 }
 
 export async function migrate (db: Db): Promise<void> {

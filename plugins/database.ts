@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { connect, settle, type ConnectOptions, type Db } from '../db/connect.js'
+import type { Migration } from 'kysely'
+import { connect, migrateHost, settle, type ConnectOptions, type Db } from '../db/connect.js'
 import type { TandemConfig } from '../schema/options.js'
 
 export interface DatabaseOptions {
@@ -20,6 +21,12 @@ export interface DatabaseOptions {
    * @example await connect({ databaseUrl })
    */
   db?: Db
+  /**
+   * The host application's own Kysely migrations, applied at start in name order and recorded in
+   * a table of their own (`host_migrations`), apart from Tandem's.
+   * @example { '0001_labels': { up: async (db) => { await db.schema.createTable('labels')…execute() } } }
+   */
+  migrations?: Readonly<Record<string, Migration>>
 }
 
 /** The database settings of Tandem's configuration, as `connect` takes them. */
@@ -41,15 +48,17 @@ declare module 'fastify' {
 }
 
 async function database (app: FastifyInstance, options: DatabaseOptions): Promise<void> {
-  if (app.hasDecorator('db')) return
-  const db = options.db ?? await connect(options)
-  app.decorate('db', db)
-  if (options.db === undefined) {
-    app.addHook('onClose', async () => {
-      await settle(db)
-      await db.destroy()
-    })
+  if (!app.hasDecorator('db')) {
+    const db = options.db ?? await connect(options)
+    app.decorate('db', db)
+    if (options.db === undefined) {
+      app.addHook('onClose', async () => {
+        await settle(db)
+        await db.destroy()
+      })
+    }
   }
+  if (options.migrations !== undefined) await migrateHost(app.db, options.migrations)
 }
 
 /**

@@ -1,5 +1,7 @@
-import type { FastifyInstance, FastifySchema, FastifySchemaCompiler } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, FastifySchema, FastifySchemaCompiler } from 'fastify'
 import { resourceRoutes } from '../routes/index.js'
+import { declaredRoutes } from '../routes/resource.js'
+import type { Resource } from '../schema/resource.js'
 import { createAjv } from './ajv.js'
 import { errorHandler, notFoundHandler } from './errors.js'
 import idempotency from './idempotency.js'
@@ -35,16 +37,20 @@ export async function restScope (scope: FastifyInstance, options: { rateLimit?: 
  * negotiated by `Accept` or `?version=`. Its error and not-found handlers answer in the
  * contract's shape without touching the host application's own.
  */
-export async function restApi (app: FastifyInstance): Promise<void> {
+export async function restApi (app: FastifyInstance, resources: readonly Resource[] = []): Promise<void> {
+  const routes: FastifyPluginAsync = async (version) => {
+    await version.register(resourceRoutes)
+    for (const resource of resources) await version.register(declaredRoutes(resource))
+  }
   await app.register(async (api) => {
     // /health and /ready are outside this scope and never limited.
     await restScope(api)
     api.setNotFoundHandler(notFoundHandler)
     await api.register(versioning)
-    await api.register(resourceRoutes, { prefix: '/v1' })
+    await api.register(routes, { prefix: '/v1' })
     await api.register(async (latest) => {
       latest.addHook('onRoute', (route) => { route.schema = { ...route.schema, hide: true } as FastifySchema })
-      await latest.register(resourceRoutes)
+      await latest.register(routes)
     })
   }, { prefix: '/api' })
 }

@@ -13,6 +13,7 @@ import health from './health.js'
 import rateLimiting from './rate-limit.js'
 import security from './security.js'
 import openapi from './openapi.js'
+import type { Resource } from '../schema/resource.js'
 import { restApi } from './rest.js'
 
 export interface TandemPluginOptions extends TandemOptions {
@@ -28,6 +29,10 @@ export interface TandemPluginOptions extends TandemOptions {
   graphql?: boolean | GraphqlOwnOptions
   /** Answer unknown routes and uncaught errors of the whole application in Tandem's error shape. Default: false, so a host keeps its own. @example true */
   rootHandlers?: boolean
+  /** The host's own resources (`defineResource`), served under `/api/v1` beside the built-in ones. @example [labels] */
+  resources?: readonly Resource[]
+  /** The host's own migrations, run at start in a migration table of the host's own (`host_migrations`). */
+  migrations?: DatabaseOptions['migrations']
 }
 
 /**
@@ -37,11 +42,11 @@ export interface TandemPluginOptions extends TandemOptions {
  * await app.register(tandem, { databaseUrl: process.env.DATABASE_URL })
  */
 async function tandem (app: FastifyInstance, options: TandemPluginOptions): Promise<void> {
-  const { db, rootHandlers, openapi: withOpenApi, graphql: withGraphql, ...rest } = options
+  const { db, rootHandlers, openapi: withOpenApi, graphql: withGraphql, resources, migrations, ...rest } = options
   const config = useConfig(app, rest)
   await app.register(security)
   await app.register(requestTimeout)
-  await app.register(database, { ...connectOptions(config), db })
+  await app.register(database, { ...connectOptions(config), db, migrations })
   await app.register(health)
   await app.register(housekeeping)
   await app.register(auth)
@@ -53,7 +58,7 @@ async function tandem (app: FastifyInstance, options: TandemPluginOptions): Prom
     app.setErrorHandler(errorHandler)
     app.setNotFoundHandler(notFoundHandler)
   }
-  await restApi(app)
+  await restApi(app, resources)
 }
 
 export default fp(tandem, { name: 'tandem', fastify: '5.x' })

@@ -59,7 +59,7 @@ async function hostApplication (tarball: string): Promise<{ dir: string, typeche
   // What a TypeScript host has besides: Node's types, and those of ws that Mercurius's types import.
   const typings = ['@types/node@20', '@types/ws@8']
   await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--no-package-lock', tarball, ...typings], { cwd: dir })
-  for (const example of ['host-app.ts', 'all-in-one.ts']) copyFileSync(join(root, 'examples', example), join(dir, example))
+  for (const example of ['host-app.ts', 'all-in-one.ts', 'labels.ts']) copyFileSync(join(root, 'examples', example), join(dir, example))
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
     compilerOptions: {
       target: 'ES2022',
@@ -154,6 +154,22 @@ if ('failed' in packed || host === undefined) {
     const unknown = await app.inject('/v2api/nothing-here')
     t.equal(unknown.statusCode, 404, 'unknown paths under the prefix are left to the host')
     t.equal((await app.inject('/api/v1/users')).statusCode, 404, 'nothing mounted where the host did not ask')
+  })
+
+  t.test('a host resource from one declaration: examples/labels.ts', async (t) => {
+    if (await host.typecheck !== '') return t.fail('the examples did not compile')
+    const app = await (await importHost(host.dir, 'labels.js'))({ jwtSecret: secret, logLevel: 'silent', ...await databaseOf(t) })
+    t.teardown(() => app.close())
+    await app.ready()
+    const payload = { name: 'Lee', email: 'lee@host.example', password: 'correct horse battery' }
+    t.equal((await app.inject({ method: 'POST', url: '/api/v1/users', payload })).statusCode, 201)
+    const login = await app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: payload.email, password: payload.password } })
+    const authorization = `Bearer ${String(json(login).accessToken)}`
+    const created = await app.inject({ method: 'POST', url: '/api/v1/labels', headers: { authorization }, payload: { name: 'urgent', color: '#ff0000' } })
+    t.equal(created.statusCode, 201)
+    t.match(json(created), { id: Number, name: 'urgent', color: '#ff0000', owner_id: Number })
+    const list = await app.inject({ url: '/api/v1/labels?q=rgen', headers: { authorization } })
+    t.match(json(list), { data: [{ name: 'urgent' }], pagination: { hasMore: false } })
   })
 
   t.test('all at once: tandem beside the host\'s routes and error handler', async (t) => {

@@ -1,0 +1,71 @@
+import type { TSchema } from '@sinclair/typebox'
+import { sql, type Kysely } from 'kysely'
+import { acceptsNull, type Resource } from '../schema/resource.js'
+import type { Db } from './connect.js'
+import { lockedWrite, type Precondition } from './locked-write.js'
+import { paginate, parseFields, selectColumns, type BaseQuery, type Filter, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
+import { searchFilter } from './search.js'
+
+/** The filter that narrows a list to one owner's rows (for `owner` read rules); not a query parameter. */
+export const OWNER_FILTER = '$owner'
+
+/** A declared resource's queries: its table is the host's, so not in Tandem's `Database` type. */
+export interface ResourceData {
+  readonly list: ListSpec
+  page: (db: Db, params: ListParams & Record<string, unknown>, context: ListContext) => Promise<ListPage>
+  find: (db: Db, id: number, fields: string | undefined, owner?: number) => Promise<Row | undefined>
+  create: (db: Db, values: Record<string, unknown>) => Promise<Row>
+  /** Locks the row, runs `check` on it, then writes; undefined when there is no such row. */
+  update: (db: Db, id: number, values: Record<string, unknown>, check: Precondition<Row>) => Promise<Row | undefined>
+  remove: (db: Db, id: number, check: Precondition<Row>) => Promise<boolean>
+}
+
+const equals = (column: string): Filter => ({ where: (query, value) => query.where(sql.ref(column), '=', value) })
+
+// The host's table is unknown to Tandem's `Database` type: queries on it are typed by the
+// declaration's representation instead, checked when the declaration is made.
+const untyped = (db: Db): Kysely<any> => db as unknown as Kysely<any>
+
+/** The statements of `resource`, compiled and prepared like the built-in resources' (see db/pagination). */
+export function resourceData (resource: Resource): ResourceData {
+  const { table, columns, declaration } = resource
+  const filters: Record<string, Filter> = {}
+  for (const field of declaration.filters ?? []) filters[field] = equals(field)
+  if (declaration.owner !== undefined) filters[OWNER_FILTER] = equals(declaration.owner)
+  if ((declaration.search ?? []).length > 0) {
+    const searched = (declaration.search ?? []).map((field) => sql`coalesce(${sql.ref(field)}::text, '')`)
+    filters.q = searchFilter(sql<string>`(${sql.join(searched, sql` || ' ' || `)})`)
+  }
+  const list = {
+    table,
+    columns,
+    sortable: Object.fromEntries(['id', ...(declaration.sort ?? [])].map((field) => [field, { nullable: acceptsNull(declaration.representation.properties[field] as TSchema) }])),
+    filters
+  } as unknown as ListSpec
+  const lock = (id: number) => async (trx: Db) => untyped(trx).selectFrom(table).select(columns).where('id', '=', id).forUpdate().executeTakeFirst() as Promise<Row | undefined>
+
+  return {
+    list,
+    page: async (db, params, context) => paginate(db, list, params, context),
+    async find (db, id, fields, owner) {
+      let query = untyped(db).selectFrom(table).where('id', '=', id) as unknown as BaseQuery
+      if (owner !== undefined) query = query.where(sql.ref(declaration.owner as string), '=', owner)
+      return await selectColumns(query, list, parseFields(list, fields)).executeTakeFirst() as Row | undefined
+    },
+    async create (db, values) {
+      return await untyped(db).insertInto(table).values(values).returning(columns).executeTakeFirstOrThrow() as Row
+    },
+    async update (db, id, values, check) {
+      return lockedWrite(db, lock(id), check, async (trx, current) => Object.keys(values).length === 0
+        ? current
+        : await untyped(trx).updateTable(table).set(values).where('id', '=', id).returning(columns).executeTakeFirstOrThrow() as Row)
+    },
+    async remove (db, id, check) {
+      const deleted = await lockedWrite(db, lock(id), check, async (trx) => {
+        await untyped(trx).deleteFrom(table).where('id', '=', id).execute()
+        return true
+      })
+      return deleted ?? false
+    }
+  }
+}

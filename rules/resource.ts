@@ -1,0 +1,39 @@
+// The rules of a declared resource, the same for every transport.
+import type { AccessUser } from '../plugins/auth.js'
+import { forbidden } from '../schema/errors.js'
+import type { AccessRule, Resource, ResourceAction } from '../schema/resource.js'
+
+/** Who must be signed in for `rule`: nobody, any user, or an administrator (owner rules look at the row afterwards). */
+export function callerNeeded (rule: AccessRule): 'nobody' | 'user' | 'admin' {
+  if (rule === 'public') return 'nobody'
+  return rule === 'admin' ? 'admin' : 'user'
+}
+
+/** The owner whose rows `caller` may read, or undefined for every row. */
+export function readableOwner (resource: Resource, caller: AccessUser | undefined): number | undefined {
+  const rule = resource.auth.read
+  if (rule === 'owner') return caller?.sub ?? 0
+  if (rule === 'ownerOrAdmin') return caller?.role === 'admin' ? undefined : caller?.sub ?? 0
+  return undefined
+}
+
+/** Refuses a change of `row` that `caller` may not make (checked on the locked row, inside the write). */
+export function assertMayChange (resource: Resource, action: Exclude<ResourceAction, 'read' | 'create'>, caller: AccessUser, row: Record<string, unknown>): void {
+  const rule = resource.auth[action]
+  if (rule !== 'owner' && rule !== 'ownerOrAdmin') return
+  if (rule === 'ownerOrAdmin' && caller.role === 'admin') return
+  if (Number(row[resource.declaration.owner as string]) !== caller.sub) {
+    throw forbidden(rule === 'owner' ? `only its owner may ${action} this ${resource.name}` : `only its owner or an administrator may ${action} this ${resource.name}`)
+  }
+}
+
+/** The values a create writes: the body's, with the owner set to the caller. */
+export function createdValues (resource: Resource, caller: AccessUser | undefined, body: Record<string, unknown>): Record<string, unknown> {
+  const owner = resource.declaration.owner
+  return owner === undefined || caller === undefined ? { ...body } : { ...body, [owner]: caller.sub }
+}
+
+/** The values a PUT writes: every writable field, those left out (nullable ones) set to null. */
+export function replacedValues (resource: Resource, body: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(resource.declaration.writable.map((field) => [field, body[field] ?? null]))
+}

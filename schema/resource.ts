@@ -1,0 +1,156 @@
+import { Type, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
+import { ListOf, ListQuery, Selectable } from './common.js'
+
+/** Who may do something to a declared resource. `owner` rules look at the declaration's `owner` column. */
+export type AccessRule = 'public' | 'authenticated' | 'admin' | 'owner' | 'ownerOrAdmin'
+export type ResourceAction = 'read' | 'create' | 'update' | 'delete'
+
+type Field<R extends TObject> = Extract<keyof Static<R>, string>
+
+/** What a host writes to give one of its tables every convention of the API (CONTRACT §9). */
+export interface ResourceDeclaration<R extends TObject = TObject> {
+  /** Singular, lower camel case: `label` → REST `/labels`. @example 'label' */
+  name: string
+  /** The plural in paths, when not `name` + `s`. @example 'categories' */
+  plural?: string
+  /** The table, made by the host's own migration. @example 'labels' */
+  table: string
+  /** The representation (snake_case fields, as REST shows them), `id` included. */
+  representation: R
+  /** Fields the database sets (never accepted in a body). @example ['id', 'created_at'] */
+  generated: ReadonlyArray<Field<R>>
+  /** The column that names the owning user: set to the caller on create, what `owner` rules look at. */
+  owner?: Field<R>
+  /** Fields of POST/PUT/PATCH bodies. A field whose schema accepts null may be left out of a create (it is then null). */
+  writable: ReadonlyArray<Field<R>>
+  /** Fields lists may be sorted by (`id` always may). */
+  sort?: ReadonlyArray<Field<R>>
+  /** Equality filters of lists (`?owner_id=3`). */
+  filters?: ReadonlyArray<Field<R>>
+  /** Text fields `q=` searches (give them a trigram index in the migration). */
+  search?: ReadonlyArray<Field<R>>
+  /** Who may do what. Default: `authenticated` reads and creates, `ownerOrAdmin` (or `admin` without an owner) changes. */
+  auth?: Partial<Record<ResourceAction, AccessRule>>
+}
+
+/** A declared resource: the declaration checked, and the contracts derived from it. */
+export interface Resource<R extends TObject = TObject> {
+  /** The declaration as given (its field names checked against the representation). */
+  readonly declaration: Readonly<ResourceDeclaration>
+  readonly representation: R
+  readonly name: string
+  /** The path segment: `labels`. */
+  readonly plural: string
+  readonly table: string
+  /** Columns of the representation, `id` first. */
+  readonly columns: readonly string[]
+  readonly auth: Readonly<Record<ResourceAction, AccessRule>>
+  readonly schemas: {
+    /** The whole representation: what writes answer. */
+    item: TObject
+    /** As `fields=` narrows it: what reads answer. */
+    selection: TSchema
+    list: TSchema
+    listQuery: TSchema
+    create: TObject
+    replace: TObject
+    patch: TObject
+  }
+}
+
+/** The row type a declaration's representation describes. */
+export type RowOf<T> = T extends Resource<infer R> ? Static<R> : never
+
+const NAME = /^[a-z][a-zA-Z0-9]*$/
+const IDENTIFIER = /^[a-z_][a-z0-9_]*$/
+
+/** The schema without its `null` branch: what a filter value in a query string is. */
+function nonNull (schema: TSchema): TSchema {
+  const anyOf = (schema as { anyOf?: TSchema[] }).anyOf
+  if (anyOf === undefined) return schema
+  const rest = anyOf.filter((branch) => (branch as { type?: unknown }).type !== 'null')
+  return rest.length === 1 ? rest[0] as TSchema : Type.Union(rest)
+}
+
+/** Whether `schema` admits null (a nullable column). */
+export function acceptsNull (schema: TSchema): boolean {
+  const anyOf = (schema as { anyOf?: TSchema[] }).anyOf
+  return (schema as { type?: unknown }).type === 'null' || (anyOf?.some((branch) => (branch as { type?: unknown }).type === 'null') ?? false)
+}
+
+function check (condition: boolean, declaration: { name: string }, message: string): asserts condition {
+  if (!condition) throw new Error(`defineResource(${JSON.stringify(declaration.name)}): ${message}`)
+}
+
+/**
+ * Declares a resource once: REST routes, validation, OpenAPI entries and access rules are derived
+ * from it (pass it to `tandem`'s `resources`). Mistakes in the declaration throw here, at start.
+ * @example
+ * const labels = defineResource({ name: 'label', table: 'labels', representation, generated: ['id', 'created_at'], owner: 'owner_id', writable: ['name', 'color'] })
+ */
+export function defineResource<R extends TObject> (declaration: ResourceDeclaration<R>): Resource<R> {
+  const { name, table, representation } = declaration
+  check(NAME.test(name), declaration, 'name must be lower camel case letters and digits')
+  check(IDENTIFIER.test(table), declaration, 'table must be a lower-case SQL identifier')
+  const plural = declaration.plural ?? `${name}s`
+  check(NAME.test(plural), declaration, 'plural must be lower camel case letters and digits')
+  const properties: TProperties = representation.properties
+  const columns = ['id', ...Object.keys(properties).filter((column) => column !== 'id')]
+  check(properties.id !== undefined, declaration, 'the representation needs an `id`')
+  for (const column of columns) check(IDENTIFIER.test(column), declaration, `field ${column} must be a lower-case SQL identifier`)
+  const known = (list: readonly string[] | undefined, what: string) => {
+    for (const field of list ?? []) check(Object.hasOwn(properties, field), declaration, `${what} names ${field}, which is not in the representation`)
+  }
+  known(declaration.generated, 'generated')
+  known(declaration.writable, 'writable')
+  known(declaration.sort, 'sort')
+  known(declaration.filters, 'filters')
+  known(declaration.search, 'search')
+  known(declaration.owner === undefined ? [] : [declaration.owner], 'owner')
+  check(declaration.generated.includes('id' as Field<R>), declaration, '`id` must be generated')
+  for (const field of declaration.writable) {
+    check(!declaration.generated.includes(field), declaration, `${field} is both generated and writable`)
+    check(field !== declaration.owner, declaration, `${field} is the owner: it is set to the caller, never written`)
+  }
+  check(declaration.writable.length > 0, declaration, 'at least one field must be writable')
+
+  const auth: Record<ResourceAction, AccessRule> = {
+    read: 'authenticated',
+    create: 'authenticated',
+    update: declaration.owner === undefined ? 'admin' : 'ownerOrAdmin',
+    delete: declaration.owner === undefined ? 'admin' : 'ownerOrAdmin',
+    ...declaration.auth
+  }
+  for (const [action, rule] of Object.entries(auth)) {
+    check(['public', 'authenticated', 'admin', 'owner', 'ownerOrAdmin'].includes(rule), declaration, `unknown ${action} rule ${JSON.stringify(rule)}`)
+    check(!rule.startsWith('owner') || declaration.owner !== undefined, declaration, `the ${action} rule ${rule} needs an \`owner\` field`)
+    check(action === 'read' || rule !== 'public', declaration, `${action} cannot be public: a write needs a caller`)
+  }
+  check(declaration.owner === undefined || auth.create !== 'public', declaration, 'create cannot be public when the owner is the caller')
+
+  const pick = (fields: readonly string[]): TProperties => Object.fromEntries(fields.map((field) => [field, properties[field] as TSchema]))
+  const writable = pick(declaration.writable)
+  const createProperties = Object.fromEntries(Object.entries(writable).map(([field, schema]) => [field, acceptsNull(schema) ? Type.Optional(schema) : schema]))
+  const selection = Selectable(pick(columns.filter((column) => column !== 'id')))
+  const filters = Object.fromEntries((declaration.filters ?? []).map((field) => [field, Type.Optional(nonNull(properties[field] as TSchema))]))
+  const sort = [...new Set(['id', ...(declaration.sort ?? [])])]
+
+  return Object.freeze({
+    declaration: Object.freeze({ ...declaration }) as ResourceDeclaration,
+    representation,
+    name,
+    plural,
+    table,
+    columns,
+    auth: Object.freeze(auth),
+    schemas: {
+      item: Type.Object(pick(columns), { additionalProperties: false }),
+      selection,
+      list: ListOf(selection),
+      listQuery: ListQuery(sort, filters),
+      create: Type.Object(createProperties, { additionalProperties: false }),
+      replace: Type.Object(createProperties, { additionalProperties: false }),
+      patch: Type.Partial(Type.Object(writable), { additionalProperties: false, minProperties: 1 })
+    }
+  })
+}

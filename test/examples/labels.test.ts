@@ -1,0 +1,161 @@
+// The worked example of CONTRACT §9: a host's own resource, declared once, with the conventions of
+// the built-in ones. It is imported as a host would ('tandem-api'), from the sources here.
+import { sql } from 'kysely'
+import t from 'tap'
+import { defineResource, Type } from '../../index.js'
+import { adminToken, apiClient, body, build, signedIn } from '../helpers/app.js'
+import '../helpers/source-package.js'
+
+const { labels, migrations } = await import('../../examples/labels.js')
+
+type Label = { id: number, owner_id: number, name: string, color: string | null, created_at: string }
+type Page = { data: Label[], pagination?: { hasMore: boolean, nextCursor: string | null, total?: number } }
+
+async function setUp (t: Parameters<typeof build>[0]) {
+  const app = await build(t, { resources: [labels], migrations })
+  const ann = await signedIn(app, { name: 'Ann' })
+  const bob = await signedIn(app, { name: 'Bob' })
+  return { app, ann, bob, asAnn: apiClient(app, ann.headers), asBob: apiClient(app, bob.headers) }
+}
+
+t.test('create, read, list, change and delete a declared resource', async (t) => {
+  const { app, ann, asAnn } = await setUp(t)
+  const created = await asAnn('POST', '/labels', { name: 'urgent', color: '#ff0000' })
+  t.equal(created.statusCode, 201)
+  const label = body<Label>(created)
+  t.match(label, { id: Number, owner_id: ann.id, name: 'urgent', color: '#ff0000', created_at: /^\d{4}-\d\d-\d\dT.*Z$/ }, 'the owner is the caller')
+  t.equal(created.headers.location, `/api/v1/labels/${label.id}`)
+  t.match(created.headers.etag, /^"/)
+
+  const read = await asAnn('GET', `/labels/${label.id}`)
+  t.equal(read.statusCode, 200)
+  t.same(body(read), label)
+  t.equal(read.headers.etag, created.headers.etag, 'a read has the ETag of the write that made it')
+  t.equal((await asAnn('GET', `/labels/${label.id}`, undefined, { 'if-none-match': String(read.headers.etag) })).statusCode, 304)
+  t.same(body(await asAnn('GET', `/labels/${label.id}?fields=name`)), { id: label.id, name: 'urgent' })
+
+  const nullable = await asAnn('POST', '/labels', { name: 'plain' })
+  t.equal(nullable.statusCode, 201)
+  t.equal(body<Label>(nullable).color, null, 'a nullable field may be left out')
+
+  const patched = await asAnn('PATCH', `/labels/${label.id}`, { color: '#00ff00' })
+  t.equal(patched.statusCode, 200)
+  t.match(body(patched), { name: 'urgent', color: '#00ff00' })
+  const replaced = await asAnn('PUT', `/labels/${label.id}`, { name: 'later' })
+  t.same(body(replaced), { ...label, name: 'later', color: null }, 'PUT replaces: a field left out is null')
+
+  t.equal((await asAnn('DELETE', `/labels/${label.id}`)).statusCode, 204)
+  t.equal((await asAnn('GET', `/labels/${label.id}`)).statusCode, 404)
+  t.same(body(await asAnn('DELETE', `/labels/${label.id}`)), { error: 'label not found' })
+  const rows = await sql<{ name: string }>`select name from labels order by id`.execute(app.db)
+  t.same(rows.rows, [{ name: 'plain' }])
+})
+
+t.test('lists: keyset pages with signed cursors, sort, filters, q, fields and totals', async (t) => {
+  const { ann, bob, asAnn, asBob } = await setUp(t)
+  for (const name of ['delta', 'alpha', 'charlie', 'bravo', 'echo']) t.equal((await asAnn('POST', '/labels', { name })).statusCode, 201)
+  t.equal((await asBob('POST', '/labels', { name: 'bobs' })).statusCode, 201)
+
+  const first = await asAnn('GET', '/labels?limit=2&sort=name&total=true')
+  const page = body<Page>(first)
+  t.same(page.data.map((l) => l.name), ['alpha', 'bobs'])
+  t.match(page.pagination, { hasMore: true, nextCursor: String, total: 6 })
+  t.match(first.headers.link, /rel="next"/)
+  const second = body<Page>(await asAnn('GET', `/labels?limit=2&sort=name&cursor=${encodeURIComponent(page.pagination?.nextCursor ?? '')}`))
+  t.same(second.data.map((l) => l.name), ['bravo', 'charlie'])
+  const tampered = await asAnn('GET', `/labels?limit=2&sort=name&owner_id=${ann.id}&cursor=${encodeURIComponent(page.pagination?.nextCursor ?? '')}`)
+  t.equal(tampered.statusCode, 400, 'a cursor is refused under other filters')
+
+  t.same(body<Page>(await asAnn('GET', '/labels?sort=-name&limit=2')).data.map((l) => l.name), ['echo', 'delta'])
+  t.same(body<Page>(await asAnn('GET', `/labels?owner_id=${bob.id}`)).data.map((l) => l.name), ['bobs'])
+  t.same(body<Page>(await asAnn('GET', '/labels?name=charlie')).data.map((l) => l.name), ['charlie'])
+  t.same(body<Page>(await asAnn('GET', '/labels?q=harl')).data.map((l) => l.name), ['charlie'], 'q matches parts of words')
+  const whole = body<Page>(await asAnn('GET', '/labels?limit=1')).data
+  t.same(body<Page>(await asAnn('GET', '/labels?fields=name&limit=1')).data, whole.map(({ id, name }) => ({ id, name })))
+  t.same(body<Page>(await asAnn('GET', '/labels?page=2&limit=2')).data.length, 2, 'page mode')
+  for (const bad of ['sort=color', 'fields=secret', 'limit=101', 'q=ab', 'include=posts', 'colour=red']) {
+    const res = await asAnn('GET', `/labels?${bad}`)
+    t.equal(res.statusCode, 400, bad)
+    t.match(body(res), { error: String, field: bad.split('=')[0] === 'colour' ? String : bad.split('=')[0] }, bad)
+  }
+})
+
+t.test('bodies are checked by the declaration, and constraints answer in the error model', async (t) => {
+  const { asAnn } = await setUp(t)
+  for (const [what, payload] of [
+    ['an unknown field', { name: 'x', shade: 'dark' }],
+    ['no name', { color: '#000000' }],
+    ['a bad color', { name: 'x', color: 'red' }],
+    ['a generated field', { id: 7, name: 'x' }],
+    ['the owner', { owner_id: 1, name: 'x' }],
+    ['an empty name', { name: '' }]
+  ] as const) {
+    const res = await asAnn('POST', '/labels', payload)
+    t.equal(res.statusCode, 400, what)
+    t.match(body(res), { error: String }, what)
+  }
+  t.equal((await asAnn('POST', '/labels', { name: 'twice' })).statusCode, 201)
+  const duplicate = await asAnn('POST', '/labels', { name: 'twice' })
+  t.equal(duplicate.statusCode, 409, 'the host table\'s unique constraint')
+  t.match(body(duplicate), { error: /already exists/, field: /name/ })
+  const empty = await asAnn('PATCH', '/labels/1', {})
+  t.equal(empty.statusCode, 400, 'a PATCH changes at least one field')
+})
+
+t.test('access rules: authenticated reads, owner updates, owner or admin deletes', async (t) => {
+  const { app, asAnn, asBob } = await setUp(t)
+  const label = body<Label>(await asAnn('POST', '/labels', { name: 'mine' }))
+  const anonymous = apiClient(app)
+  t.equal((await anonymous('GET', '/labels')).statusCode, 401)
+  t.equal((await anonymous('POST', '/labels', { name: 'x' })).statusCode, 401)
+  t.equal((await asBob('GET', `/labels/${label.id}`)).statusCode, 200, 'any signed-in user reads')
+  const refused = await asBob('PATCH', `/labels/${label.id}`, { name: 'theirs' })
+  t.equal(refused.statusCode, 403)
+  t.same(body(refused), { error: 'only its owner may update this label' })
+  t.equal((await asBob('DELETE', `/labels/${label.id}`)).statusCode, 403)
+  const admin = apiClient(app, await adminToken(app))
+  t.equal((await admin('PATCH', `/labels/${label.id}`, { name: 'admins' })).statusCode, 403, 'update is the owner\'s alone')
+  t.equal((await admin('DELETE', `/labels/${label.id}`)).statusCode, 204, 'delete: the owner or an administrator')
+  t.equal((await asBob('PATCH', '/labels/999999', { name: 'x' })).statusCode, 404)
+})
+
+t.test('If-Match and Idempotency-Key work as on the built-in resources', async (t) => {
+  const { app, asAnn } = await setUp(t)
+  const created = await asAnn('POST', '/labels', { name: 'v1' }, { 'idempotency-key': 'label-1' })
+  const again = await asAnn('POST', '/labels', { name: 'v1' }, { 'idempotency-key': 'label-1' })
+  t.equal(again.statusCode, 201)
+  t.equal(again.body, created.body, 'the same answer, replayed')
+  t.equal((await asAnn('POST', '/labels', { name: 'other' }, { 'idempotency-key': 'label-1' })).statusCode, 422)
+  const count = await sql<{ n: number }>`select count(*)::int as n from labels`.execute(app.db)
+  t.equal(count.rows[0]?.n, 1, 'one row for the repeated request')
+
+  const label = body<Label>(created)
+  const stale = await asAnn('PATCH', `/labels/${label.id}`, { name: 'v2' }, { 'if-match': '"stale"' })
+  t.equal(stale.statusCode, 412)
+  const current = await asAnn('PATCH', `/labels/${label.id}`, { name: 'v2' }, { 'if-match': String(created.headers.etag) })
+  t.equal(current.statusCode, 200)
+  t.equal((await asAnn('DELETE', `/labels/${label.id}`, undefined, { 'if-match': String(created.headers.etag) })).statusCode, 412, 'the old ETag no longer matches')
+})
+
+t.test('the declared routes are in the OpenAPI document, and the host\'s migrations in a table of their own', async (t) => {
+  const { app } = await setUp(t)
+  const doc = body<{ paths: Record<string, Record<string, unknown>> }>(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  t.ok(doc.paths['/api/v1/labels']?.get && doc.paths['/api/v1/labels']?.post)
+  t.ok(doc.paths['/api/v1/labels/{id}']?.patch && doc.paths['/api/v1/labels/{id}']?.delete)
+  const host = await sql<{ name: string }>`select name from host_migrations`.execute(app.db)
+  t.same(host.rows.map((r) => r.name), ['0001_labels'])
+  const own = await sql<{ name: string }>`select name from kysely_migration where name like '%labels%'`.execute(app.db)
+  t.same(own.rows, [])
+  t.equal((await app.inject({ method: 'GET', url: '/api/labels', headers: { accept: 'application/json' } })).statusCode, 401, 'the unversioned path too')
+})
+
+t.test('a mistaken declaration fails at start, naming the mistake', async (t) => {
+  const representation = Type.Object({ id: Type.Integer(), name: Type.String(), owner_id: Type.Integer() })
+  const base = { name: 'thing', table: 'things', representation, generated: ['id'] as Array<'id'>, writable: ['name'] as Array<'name'> }
+  t.throws(() => defineResource({ ...base, writable: ['nope' as 'name'] }), /writable names nope/)
+  t.throws(() => defineResource({ ...base, generated: ['id', 'name'] }), /name is both generated and writable/)
+  t.throws(() => defineResource({ ...base, auth: { update: 'owner' } }), /needs an `owner` field/)
+  t.throws(() => defineResource({ ...base, owner: 'owner_id', auth: { delete: 'public' } }), /delete cannot be public/)
+  t.throws(() => defineResource({ ...base, table: 'Things; drop' }), /table must be/)
+  t.doesNotThrow(() => defineResource({ ...base, owner: 'owner_id' }))
+})
