@@ -70,6 +70,17 @@ function realServer (databaseUrl: string, options: ConnectOptions): Db {
 
 const pools = new WeakMap<Db, pg.Pool>()
 
+/** What a `pg` pool tells of its connections (its own counters, read as they are). */
+export interface PoolCounts {
+  readonly totalCount: number
+  readonly idleCount: number
+  readonly waitingCount: number
+  readonly options: { readonly max?: number | undefined }
+}
+
+/** The counters of the pool behind `db` when it is a real server's; undefined for the embedded database. */
+export const poolCounts = (db: Db): PoolCounts | undefined => pools.get(db)
+
 /**
  * The rows of a compiled read. On a server's own pool it runs on a pooled client directly: Kysely's
  * executor passes every statement through about ten promises (connection provider, drivers, result

@@ -41,6 +41,9 @@ export function validateOptions (options: TandemOptions | Record<string, unknown
   if ((config.adminEmail === undefined) !== (config.adminPassword === undefined)) {
     throw new ConfigError(`invalid configuration: ${describe('adminEmail')} and ${describe('adminPassword')} go together`)
   }
+  if (config.metricsPort !== undefined && config.metricsPort !== 0 && config.metricsPort === config.port) {
+    throw new ConfigError(`invalid configuration: ${describe('metricsPort')} must differ from ${describe('port')}`)
+  }
   return config
 }
 

@@ -8,6 +8,7 @@ import { errorHandler, notFoundHandler } from './errors.js'
 import events from './events.js'
 import graphql, { type GraphqlOwnOptions } from './graphql/index.js'
 import housekeeping from './housekeeping.js'
+import metrics, { metricsEnabled } from './metrics.js'
 import requestTimeout from './request-timeout.js'
 import health from './health.js'
 import rateLimiting from './rate-limit.js'
@@ -44,6 +45,8 @@ export interface TandemPluginOptions extends TandemOptions {
 async function tandem (app: FastifyInstance, options: TandemPluginOptions): Promise<void> {
   const { db, rootHandlers, openapi: withOpenApi, graphql: withGraphql, resources, migrations, ...rest } = options
   const config = useConfig(app, rest)
+  // First: its hooks then time every request, and the plugins below report to it when they find it.
+  if (metricsEnabled(config)) await app.register(metrics)
   await app.register(security)
   await app.register(requestTimeout)
   await app.register(database, { ...connectOptions(config), db, migrations })

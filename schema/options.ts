@@ -72,6 +72,17 @@ export const TandemOptionsSchema = Type.Object({
    * document may be. @example 134217728
    */
   graphqlDocumentCacheBytes: Type.Integer({ default: 128 * 1024 * 1024, minimum: 8 * 1024 * 1024 }),
+  /**
+   * Serve `GET /metrics` (Prometheus text: requests, GraphQL operations, the pool, rate limiting,
+   * the event loop, subscriptions) on the API's own port. Off: no metric is collected. @example true
+   */
+  metrics: Type.Boolean({ default: false }),
+  /**
+   * Serve `GET /metrics` on this port instead, on a listener of its own at `host`, closed with the
+   * application: the API's port never answers it, so a proxy that forwards only that port keeps
+   * metrics private. Setting it turns metrics on. 0: a free port. @example 9464
+   */
+  metricsPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   /** pino level. @example 'info' */
   logLevel: StringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, { default: 'info' }),
   /** `production` hides development aids and requires `jwtSecret`. @example 'production' */

@@ -1,0 +1,167 @@
+import type { Registry } from '@platformatic/prom-client'
+import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
+import fp from 'fastify-plugin'
+import { poolCounts } from '../db/connect.js'
+import type { TandemOptions } from '../schema/options.js'
+import { useConfig } from './config.js'
+import type { AttemptKind } from './rate-limit.js'
+
+/** The limits whose rejections are counted: the per-caller limit (requests, WebSocket `subscribe`s) and `ATTEMPT_LIMITS`. */
+export type RateLimitName = 'caller' | 'subscribe' | AttemptKind
+export type OperationOutcome = 'ok' | 'error'
+
+/** Label values of an operation that no GraphQL name can be (a name is `[_A-Za-z][_0-9A-Za-z]*`). */
+export const OPERATION_LABELS = {
+  /** An operation without a name. */
+  anonymous: '(anonymous)',
+  /** A request that failed before its operation was known (not parsed, rate-limited, …). */
+  unknown: '(unknown)',
+  /** A name past `MAX_OPERATION_NAMES`, or longer than `MAX_OPERATION_NAME_LENGTH`. */
+  other: '(other)'
+} as const
+/** Distinct operation names kept as label values: any client can send any name, and each value is a time series. */
+export const MAX_OPERATION_NAMES = 100
+export const MAX_OPERATION_NAME_LENGTH = 100
+/** The route label of a request no route matched: the raw URL would make a series per URL. */
+export const UNMATCHED_ROUTE = '(unmatched)'
+
+export interface TandemMetrics {
+  /** This application's registry; a host may add metrics of its own to it. */
+  readonly registry: Registry
+  /** Counts one rejection by a rate limit. */
+  rateLimited: (limit: RateLimitName) => void
+  /** Counts one GraphQL operation by name (a name or one of `OPERATION_LABELS`) and outcome. */
+  graphqlOperation: (name: string, outcome: OperationOutcome) => void
+  /** Adds `read()` to the subscriptions reported open at each scrape. */
+  countSubscriptions: (read: () => number) => void
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Tandem's metrics, present only when they are on (`metrics` or `metricsPort`). */
+    tandemMetrics: TandemMetrics
+  }
+}
+
+/** Whether the configuration turns metrics on. */
+export const metricsEnabled = (config: Pick<TandemOptions, 'metrics' | 'metricsPort'>): boolean =>
+  config.metrics === true || config.metricsPort !== undefined
+
+/** Keeps the first `MAX_OPERATION_NAMES` names as they are and folds the rest into one value. */
+function boundedNames (): (name: string) => string {
+  const kept = new Set<string>(Object.values(OPERATION_LABELS))
+  const limit = kept.size + MAX_OPERATION_NAMES
+  return (name) => {
+    if (kept.has(name)) return name
+    if (kept.size >= limit || name.length > MAX_OPERATION_NAME_LENGTH) return OPERATION_LABELS.other
+    kept.add(name)
+    return name
+  }
+}
+
+async function metrics (app: FastifyInstance, options: TandemOptions): Promise<void> {
+  const config = useConfig(app, options)
+  // Loaded only when metrics are on, as the other optional dependencies (see PERFORMANCE-DECISIONS.md,
+  // 'Optional dependencies loaded only when used').
+  const [{ default: client }, { default: { default: fastifyMetrics } }] = await Promise.all([import('@platformatic/prom-client'), import('fastify-metrics')])
+  // A registry of this application's own: several applications may run in one process (tests, a
+  // host's), and prom-client's global registry refuses a metric name twice.
+  const registry = new client.Registry()
+  const registers = [registry]
+
+  // fastify-metrics is typed against prom-client, of which @platformatic/prom-client is a drop-in
+  // replacement (fastify-metrics prefers it when installed): the same objects, declared twice.
+  type Options = Parameters<typeof fastifyMetrics>[1]
+  const sameRegistry = registry as unknown as NonNullable<NonNullable<Options['defaultMetrics']>['register']>
+  const opts: Options = {
+    // Not `metrics`: a host may have fastify-metrics of its own.
+    name: 'tandemHttpMetrics',
+    promClient: client as unknown as Options['promClient'],
+    // Served below from this registry only (fastify-metrics would merge in the global one).
+    endpoint: null,
+    // Process metrics, the event-loop delay among them.
+    defaultMetrics: { enabled: true, register: sameRegistry },
+    routeMetrics: {
+      // The histogram's `_count` is the request count; a summary would add quantiles per series.
+      enabled: { histogram: true, summary: false },
+      // Unknown URLs count too (404s, 429s of the unversioned API), under one route label.
+      registeredRoutesOnly: false,
+      invalidRouteGroup: UNMATCHED_ROUTE,
+      overrides: { histogram: { registers: [sameRegistry] }, summary: { registers: [] } }
+    }
+  }
+  await app.register(fastifyMetrics, opts)
+
+  const rejections = new client.Counter({
+    name: 'tandem_rate_limit_rejections_total',
+    help: 'Requests (429) and WebSocket subscribes refused by a rate limit, by limit',
+    labelNames: ['limit'],
+    registers
+  })
+  const operations = new client.Counter({
+    name: 'tandem_graphql_operations_total',
+    help: `GraphQL operations over HTTP by operation name (the first ${MAX_OPERATION_NAMES} distinct names, then ${OPERATION_LABELS.other}) and outcome`,
+    labelNames: ['operation', 'outcome'],
+    registers
+  })
+  const subscriptionReaders = new Set<() => number>()
+  new client.Gauge({ // eslint-disable-line no-new -- registered in `registers`, read through `collect`
+    name: 'tandem_graphql_subscriptions_open',
+    help: 'GraphQL subscriptions open on this instance',
+    registers,
+    collect () {
+      let open = 0
+      for (const read of subscriptionReaders) open += read()
+      this.set(open)
+    }
+  })
+  // Known once every plugin is in: the database may be registered after this one.
+  app.addHook('onReady', async () => {
+    const pool = app.hasDecorator('db') ? poolCounts(app.db) : undefined
+    // The embedded database has no pool: one PGlite session in the process.
+    if (pool === undefined) return
+    const poolGauge = (name: string, help: string, read: () => number) =>
+      new client.Gauge({ name, help, registers, collect () { this.set(read()) } })
+    poolGauge('tandem_db_pool_in_use', 'Connections to PostgreSQL checked out of the pool (a statement or a transaction)', () => pool.totalCount - pool.idleCount)
+    poolGauge('tandem_db_pool_idle', 'Open connections to PostgreSQL waiting in the pool', () => pool.idleCount)
+    poolGauge('tandem_db_pool_waiting', 'Queries waiting for a connection of the pool', () => pool.waitingCount)
+    poolGauge('tandem_db_pool_max', 'Connections the pool may open (DATABASE_POOL_SIZE)', () => pool.options.max ?? 10)
+  })
+
+  const operationName = boundedNames()
+  app.decorate('tandemMetrics', {
+    registry,
+    rateLimited: (limit) => { rejections.inc({ limit }) },
+    graphqlOperation: (name, outcome) => { operations.inc({ operation: operationName(name), outcome }) },
+    countSubscriptions: (read) => { subscriptionReaders.add(read) }
+  } satisfies TandemMetrics)
+
+  const scrape: RouteOptions = {
+    method: 'GET',
+    url: '/metrics',
+    // Not part of the API's contract, nor measured itself; its info lines would repeat every scrape.
+    schema: { hide: true },
+    config: { disableMetrics: true },
+    logLevel: 'warn',
+    handler: async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics())
+  }
+  if (config.metricsPort === undefined) {
+    // At the root, outside the scopes that Tandem's rate limit is added to.
+    app.route(scrape)
+    return
+  }
+  const listener = Fastify({ loggerInstance: app.log.child({ listener: 'metrics' }) })
+  listener.route(scrape)
+  app.addHook('onReady', async () => { await listener.listen({ host: config.host, port: config.metricsPort }) })
+  app.addHook('onClose', async () => { await listener.close() })
+}
+
+/**
+ * Prometheus metrics at `GET /metrics`, on the API's port or on `metricsPort` (a listener of its
+ * own): request counts and latency by route and status (fastify-metrics), GraphQL operations,
+ * the `pg` pool, rate-limit rejections, subscriptions open, and prom-client's process metrics.
+ * Register it before the plugins it measures (`tandem` does): they report to it when they find it.
+ * @example
+ * await app.register(metrics, { metricsPort: 9464 })
+ */
+export default fp(metrics, { name: 'tandem-metrics', fastify: '5.x' })
