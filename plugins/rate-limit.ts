@@ -101,11 +101,14 @@ async function rateLimiting (app: FastifyInstance, options: TandemOptions): Prom
     const user = connectionUsers.has(request) ? connectionUsers.get(request) : app.accessTokens.peek(request)?.sub
     return user === undefined ? `ip:${ip(request)}` : `user:${user}`
   }
+  // Rejections are counted when Tandem's metrics are on (registered before this plugin).
+  const metrics = app.hasDecorator('tandemMetrics') ? app.tandemMetrics : undefined
   const perCaller: RateLimitOptions = {
     ...common,
     max: config.rateLimitMax,
     timeWindow: config.rateLimitWindow,
-    keyGenerator: callerKey
+    keyGenerator: callerKey,
+    ...(metrics === undefined ? {} : { onExceeded: () => { metrics.rateLimited('caller') } })
   }
 
   const accounts = new WeakMap<FastifyRequest, string>()
@@ -133,7 +136,9 @@ async function rateLimiting (app: FastifyInstance, options: TandemOptions): Prom
   const limitCall: LimitCall = async (connection, userId) => {
     connectionUsers.set(connection, userId)
     const result = await (countCaller as NonNullable<typeof countCaller>)(connection)
-    return !result.isAllowed && result.isExceeded ? result.ttlInSeconds : undefined
+    if (result.isAllowed || !result.isExceeded) return undefined
+    metrics?.rateLimited('subscribe')
+    return result.ttlInSeconds
   }
   app.decorate('tandemLimitCall', limitCall)
 
@@ -142,6 +147,7 @@ async function rateLimiting (app: FastifyInstance, options: TandemOptions): Prom
     for (const limit of attemptLimits.get(kind) ?? []) {
       const result = await limit(request)
       if (result.isAllowed || !result.isExceeded) continue
+      metrics?.rateLimited(kind)
       reply.header('ratelimit-limit', result.max).header('ratelimit-remaining', 0)
         .header('ratelimit-reset', result.ttlInSeconds).header('retry-after', result.ttlInSeconds)
       throw rateLimited(`${result.ttlInSeconds} seconds`)

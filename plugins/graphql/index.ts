@@ -16,6 +16,7 @@ import { PersistedQueryStore } from './persisted.js'
 import { answersPerResponseKeyIn } from './relations.js'
 import { resolvers } from './resolvers.js'
 import { loadSchema, schemaDirectory } from './schema.js'
+import { OperationMetrics } from './operation-metrics.js'
 import { repeatedFields } from './repeated-fields.js'
 import { SocketGate, type GatedSocket } from './socket-gate.js'
 import { SubscriptionTokens, type SubscriptionSocket } from './subscription-tokens.js'
@@ -165,6 +166,10 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     },
     log: app.log
   })
+  // Counted only when Tandem's metrics are on (registered before this plugin).
+  const metrics = app.hasDecorator('tandemMetrics') ? app.tandemMetrics : undefined
+  metrics?.countSubscriptions(() => gate.open)
+  const operationMetrics = metrics === undefined ? undefined : new OperationMetrics(metrics)
   const refuseUnknown = async (source: string) => {
     const tooLarge = oversized(source)
     if (tooLarge !== undefined) throw tooLarge
@@ -215,7 +220,7 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
         return { viewer }
       },
       errorFormatter: errorFormatter as never,
-      errorHandler,
+      errorHandler: operationMetrics === undefined ? errorHandler : operationMetrics.errorHandler(errorHandler),
       subscription: {
         emitter: app.tandemEvents.emitter,
         // A subscription needs the token in `connection_init`: `{authorization: "Bearer …"}`.
@@ -236,6 +241,7 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     })
 
     if (!gated) throw new Error('graphql: the subscription WebSocket handler was not found to guard (has Mercurius changed?); refusing to start')
+    operationMetrics?.addHooks(scope)
 
     // Mercurius does not validate subscriptions itself: the same rules as for queries.
     const rules = [...specifiedRules, depthLimit(config.graphqlMaxDepth), complexityLimit({ maximum: config.graphqlMaxComplexity })]

@@ -59,9 +59,15 @@ const ENDS = ['{"type":"complete"', '{"type":"error"']
  */
 export class SocketGate {
   readonly #options: SocketGateOptions
+  #open = 0
 
   constructor (options: SocketGateOptions) {
     this.#options = options
+  }
+
+  /** Subscriptions open on every connection this gate watches. */
+  get open (): number {
+    return this.#open
   }
 
   /** Wraps a `wsHandler` (Mercurius's): the socket is watched before the handler sees it. */
@@ -77,8 +83,23 @@ export class SocketGate {
     const options = this.#options
     const active = new Set<string>()
     let token: string | undefined
+    let closed = false
     const timer = setTimeout(() => { socket.close(INIT_TIMEOUT.code, INIT_TIMEOUT.reason) }, options.initTimeoutMs)
-    socket.once('close', () => { clearTimeout(timer) })
+    socket.once('close', () => {
+      closed = true
+      clearTimeout(timer)
+      this.#open -= active.size
+      active.clear()
+    })
+    const start = (id: string) => {
+      // A message checked after the socket closed opens nothing.
+      if (closed) return
+      active.add(id)
+      this.#open++
+    }
+    const end = (id: string) => {
+      if (active.delete(id)) this.#open--
+    }
 
     const refuse = (id: string, error: GraphQLError) => {
       socket.send(JSON.stringify({ type: 'error', id, payload: [{ message: error.message, extensions: error.extensions }] }))
@@ -92,7 +113,7 @@ export class SocketGate {
       }
       if (typeof message.id !== 'string') return true
       if (isEnd(message.type)) {
-        active.delete(message.id)
+        end(message.id)
         return true
       }
       if (!isSubscribe(message.type) || active.has(message.id)) return true
@@ -111,7 +132,7 @@ export class SocketGate {
         refuse(message.id, clientError(`rate limit exceeded, retry in ${wait} seconds`, codes.rateLimited))
         return false
       }
-      active.add(message.id)
+      start(message.id)
       return true
     }
 
@@ -136,7 +157,7 @@ export class SocketGate {
     socket.send = (data, callback) => {
       if (typeof data === 'string' && ENDS.some((start) => data.startsWith(start))) {
         const id = readMessage(data)?.id
-        if (typeof id === 'string') active.delete(id)
+        if (typeof id === 'string') end(id)
       }
       send(data, callback)
     }
