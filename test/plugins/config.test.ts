@@ -1,5 +1,5 @@
 import t from 'tap'
-import { envName, validateOptions } from '../../plugins/config.js'
+import { configFromEnv, envName, validateOptions } from '../../plugins/config.js'
 import { spawnServer, startServer } from '../helpers/processes.js'
 
 const badConfigs: Array<[string, Record<string, string>, RegExp]> = [
@@ -8,6 +8,7 @@ const badConfigs: Array<[string, Record<string, string>, RegExp]> = [
   ['production without a secret', { NODE_ENV: 'production' }, /JWT_SECRET is required when NODE_ENV is production/],
   ['a bad log level', { LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
   ['a pool of no connections', { DATABASE_POOL_SIZE: '0' }, /DATABASE_POOL_SIZE must be >= 1/],
+  ['metrics on the API\'s own port', { PORT: '3000', METRICS_PORT: '3000' }, /METRICS_PORT must differ from PORT/],
   ['an unreachable database', { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere' }, /cannot start/]
 ]
 
@@ -51,5 +52,10 @@ t.test('environment names derive from option names', async (t) => {
   t.equal(validateOptions({ trustProxy: '10.0.0.0/8, 127.0.0.1' }).trustProxy, '10.0.0.0/8, 127.0.0.1')
   t.throws(() => validateOptions({ trustProxy: 'everyone' }), /trustProxy must match pattern/)
   t.throws(() => validateOptions({ rateLimitMax: 0 }), /rateLimitMax must be >= 1/)
+  t.equal(defaults.metrics, false, 'no metrics unless asked')
+  t.equal(defaults.metricsPort, undefined)
+  t.equal(configFromEnv({ METRICS: 'true' }).metrics, true)
+  t.equal(configFromEnv({ METRICS_PORT: '9464' }).metricsPort, 9464)
+  t.equal(validateOptions({ port: 0, metricsPort: 0 }).metricsPort, 0, 'two free ports do not clash')
   t.throws(() => validateOptions({ unknownOption: 1 }), /unknownOption/)
 })
