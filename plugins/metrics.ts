@@ -60,6 +60,8 @@ function boundedNames (): (name: string) => string {
 }
 
 async function metrics (app: FastifyInstance, options: TandemOptions): Promise<void> {
+  // Registered by the host already (before `tandem`, which registers it too when told to).
+  if (app.hasDecorator('tandemMetrics')) return
   const config = useConfig(app, options)
   // Loaded only when metrics are on, as the other optional dependencies (see PERFORMANCE-DECISIONS.md,
   // 'Optional dependencies loaded only when used').
