@@ -25,7 +25,7 @@ export function requestIdOf (request: { headers: Record<string, unknown> }): str
   return acceptedRequestId(request.headers[REQUEST_ID_HEADER]) ?? randomUUID()
 }
 
-/** JSON answers need no scripts, styles or frames; the HTML pages (`/docs`, `/graphiql`) load their own. */
+/** JSON answers need no scripts, styles or frames; the HTML pages (`/docs`, `/graphiql`) set policies of their own. */
 export const API_CSP = "default-src 'none'; frame-ancestors 'none'"
 
 const corsHeaders = {
@@ -42,10 +42,10 @@ export function parseCorsOrigins (value: string): '*' | string[] {
 }
 
 /**
- * helmet's headers without its CSP (which would block GraphiQL, loaded from a CDN, and the docs
- * page; a strict one is set on every non-HTML answer instead). They are the same on every answer,
- * so they are worked out once here rather than by helmet's middleware on each request (see
- * PERFORMANCE-DECISIONS.md, 'helmet's headers computed once').
+ * helmet's headers without its CSP (which would not fit the docs page and GraphiQL, whose HTML
+ * carries a policy of its own; a strict one is set on every non-HTML answer instead). They are
+ * the same on every answer, so they are worked out once here rather than by helmet's middleware
+ * on each request (see PERFORMANCE-DECISIONS.md, 'helmet's headers computed once').
  */
 export function helmetHeaders (): Record<string, string> {
   const headers: Record<string, string> = {}
@@ -86,7 +86,7 @@ async function security (app: FastifyInstance, options: TandemOptions): Promise<
 
 /**
  * HTTP hardening for the whole application: helmet's headers (with a strict CSP on API
- * answers, none on the HTML of `/docs` and `/graphiql`), CORS for `corsOrigins` when set (no CORS
+ * answers; the HTML of `/docs` and `/graphiql` sets its own), CORS for `corsOrigins` when set (no CORS
  * headers otherwise), and the request id echoed as `x-request-id` on every answer. Pair it with
  * `serverOptions()` (or `genReqId: requestIdOf`) so that a caller's id is accepted only when safe.
  * @example

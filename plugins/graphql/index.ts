@@ -10,6 +10,7 @@ import { validatorCompiler } from '../rest.js'
 import { REFRESH_MS } from '../revocations.js'
 import { bearerOfPayload } from './context.js'
 import { clientError, codes, errorFormatter, errorHandler, GraphqlRequestError } from './errors.js'
+import { graphiqlPage } from './graphiql.js'
 import { documentCacheEntries, MAX_DOCUMENT_BYTES, MAX_DOCUMENT_TOKENS, overLimits, oversized } from './documents.js'
 import { complexityLimit, depthLimit, mutationLimit } from './limits.js'
 import { PersistedQueryStore } from './persisted.js'
@@ -66,8 +67,9 @@ const usesVariables = (document: DocumentNode): boolean =>
 /** The options of the GraphQL plugin besides Tandem's shared ones. */
 export interface GraphqlOwnOptions {
   /**
-   * Serve GraphiQL at `/graphiql`. Default: on, except when `nodeEnv` is `production` or
-   * `graphqlPersistedOnly` is set.
+   * Serve GraphiQL at `/graphiql`, its scripts and styles from the API itself (the `graphiql`,
+   * `react` and `react-dom` packages), so it works offline. Default: on, except when `nodeEnv` is
+   * `production` or `graphqlPersistedOnly` is set.
    * @example false
    */
   graphiql?: boolean
@@ -202,11 +204,13 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     scope.addHook('preHandler', async (request) => {
       if (request.method === 'GET' && request.routeOptions.url === '/graphql') checkGetParameters(request.query as Record<string, unknown>)
     })
+    // Mercurius's own GraphiQL loads its scripts from a CDN: this one is served by the API.
+    if (graphiql ?? (config.nodeEnv !== 'production' && !persistedOnly)) await graphiqlPage(scope)
     await scope.register(mercurius, {
       schema,
       resolvers: resolvers() as never,
       path: '/graphql',
-      graphiql: graphiql ?? (config.nodeEnv !== 'production' && !persistedOnly),
+      graphiql: false,
       ...(jit === 0 ? {} : { jit: jit ?? DEFAULT_JIT }),
       allowBatchedQueries: false,
       graphql: { parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS } },
