@@ -250,6 +250,14 @@ export async function listRows (db: Db, spec: ListSpec, params: Pick<ListParams,
 }
 
 /**
+ * The cursor that continues a list in ascending id after the row `id`, under `filters`: what a
+ * page's `nextCursor` would be there. GraphQL connections give one to every edge.
+ */
+export function cursorAfterId (context: ListContext, id: number): string {
+  return encodeCursor(context.secret, { s: 'id', d: 'asc', f: fingerprint(context.filters), i: id })
+}
+
+/**
  * Runs one page of a list: keyset by default (no OFFSET, cost independent of depth), or page and
  * offset modes when asked. `context.filters` are the request's filters, applied as the spec's
  * `filters` say.

@@ -56,7 +56,7 @@ async function tandem (app: FastifyInstance, options: TandemPluginOptions): Prom
   await app.register(rateLimiting)
   if (withOpenApi !== false) await app.register(openapi)
   await app.register(events)
-  if (withGraphql !== false) await app.register(graphql, withGraphql === true || withGraphql === undefined ? {} : withGraphql)
+  if (withGraphql !== false) await app.register(graphql, { resources, ...withGraphql === true || withGraphql === undefined ? {} : withGraphql })
   if (rootHandlers === true) {
     app.setErrorHandler(errorHandler)
     app.setNotFoundHandler(notFoundHandler)

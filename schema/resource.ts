@@ -65,7 +65,7 @@ const NAME = /^[a-z][a-zA-Z0-9]*$/
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/
 
 /** The schema without its `null` branch: what a filter value in a query string is. */
-function nonNull (schema: TSchema): TSchema {
+export function nonNull (schema: TSchema): TSchema {
   const anyOf = (schema as { anyOf?: TSchema[] }).anyOf
   if (anyOf === undefined) return schema
   const rest = anyOf.filter((branch) => (branch as { type?: unknown }).type !== 'null')

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
 import { getOperationAST, Kind, Location, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema } from 'graphql'
-import mercurius from 'mercurius'
+import mercurius, { type IResolvers } from 'mercurius'
 import type { TandemOptions } from '../../schema/options.js'
 import type { AccessUser } from '../auth.js'
 import { useConfig } from '../config.js'
@@ -15,7 +15,10 @@ import { documentCacheEntries, MAX_DOCUMENT_BYTES, MAX_DOCUMENT_TOKENS, overLimi
 import { complexityLimit, depthLimit, mutationLimit } from './limits.js'
 import { PersistedQueryStore } from './persisted.js'
 import { answersPerResponseKeyIn } from './relations.js'
+import { declaredResolvers } from './declared.js'
 import { resolvers } from './resolvers.js'
+import { resourceSdl } from '../../schema/resource-sdl.js'
+import type { Resource } from '../../schema/resource.js'
 import { loadSchema, schemaDirectory } from './schema.js'
 import { OperationMetrics } from './operation-metrics.js'
 import { repeatedFields } from './repeated-fields.js'
@@ -25,6 +28,15 @@ import { SubscriptionTokens, type SubscriptionSocket } from './subscription-toke
 export type { TandemGraphqlContext } from './context.js'
 export { complexityLimit, depthLimit, mutationLimit } from './limits.js'
 export { MAX_DOCUMENT_BYTES, MAX_DOCUMENT_TOKENS }
+
+/** The built-in resolvers with the declared resources' root fields added to `Query` and `Mutation`. */
+function mergedResolvers<C> (builtIn: IResolvers<any, C>, declared: IResolvers<any, C>): IResolvers<any, C> {
+  return {
+    ...builtIn,
+    Query: { ...builtIn.Query as object, ...declared.Query as object },
+    Mutation: { ...builtIn.Mutation as object, ...declared.Mutation as object }
+  }
+}
 
 const notGraphqlText = () => clientError('Syntax Error: the query is not a GraphQL document', codes.parseFailed)
 
@@ -105,7 +117,10 @@ export interface GraphqlOwnOptions {
   connectionInitWaitTimeout?: number
 }
 
-export interface GraphqlOptions extends TandemOptions, GraphqlOwnOptions {}
+export interface GraphqlOptions extends TandemOptions, GraphqlOwnOptions {
+  /** Resources declared with `defineResource`, served beside the built-in ones. @example [labels] */
+  resources?: readonly Resource[]
+}
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -118,7 +133,7 @@ declare module 'fastify' {
 }
 
 async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<void> {
-  const { graphiql, jit, schemaDirectory: directory, persistedQueryCacheSize, persistedQueryLimit, persistedQueryBytes, connectionInitWaitTimeout, ...tandemOptions } = options
+  const { graphiql, jit, schemaDirectory: directory, persistedQueryCacheSize, persistedQueryLimit, persistedQueryBytes, connectionInitWaitTimeout, resources = [], ...tandemOptions } = options
   const config = useConfig(app, tandemOptions)
   if (!app.hasDecorator('accessTokens')) throw new Error('register Tandem\'s auth plugin before its GraphQL plugin')
   if (!app.hasDecorator('tandemEvents')) await app.register(events, tandemOptions)
@@ -129,7 +144,7 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
   const store = new PersistedQueryStore(app.db, { cacheSize: persistedQueryCacheSize, learntLimit: persistedQueryLimit, learntBytes: persistedQueryBytes })
   app.decorate('tandemGraphql', { persist: async (query: string) => store.save(query) })
   const persistedOnly = config.graphqlPersistedOnly
-  const schema = await loadSchema(directory ?? schemaDirectory)
+  const schema = `${await loadSchema(directory ?? schemaDirectory)}\n${resourceSdl(resources)}`
 
   // The cost depends on the variables (`limit: $n`), so it is checked once they are known.
   // Without variables a document always costs the same, and Mercurius hands every request that sends
@@ -208,7 +223,7 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     if (graphiql ?? (config.nodeEnv !== 'production' && !persistedOnly)) await graphiqlPage(scope)
     await scope.register(mercurius, {
       schema,
-      resolvers: resolvers() as never,
+      resolvers: mergedResolvers(resolvers(), declaredResolvers(resources)) as never,
       path: '/graphql',
       graphiql: false,
       ...(jit === 0 ? {} : { jit: jit ?? DEFAULT_JIT }),

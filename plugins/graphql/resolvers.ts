@@ -1,7 +1,7 @@
 import { GraphQLError, GraphQLScalarType, Kind, type GraphQLResolveInfo as Info } from 'graphql'
 import type { IResolvers } from 'mercurius'
-import { encodeCursor, fingerprint } from '../../db/cursor.js'
 import { createComment, type Comment } from '../../db/comments.js'
+import { cursorAfterId } from '../../db/pagination.js'
 import { createPost, findPost, type Post } from '../../db/posts.js'
 import { findUser, listUsers, userRows } from '../../db/users.js'
 import { changeUser, removeUser, signUp, type AccountChanges } from '../../rules/accounts.js'
@@ -40,14 +40,6 @@ export const DateTime = new GraphQLScalarType<Date, string>({
     return date
   }
 })
-
-// The filters `usersConnection` lists with (none): its cursors are those of `GET /users`.
-const connectionFilters = fingerprint({})
-
-/** The cursor that continues after `user`, exactly as db/pagination makes it for ascending id. */
-function cursorAfter (secret: string, user: { id: number }): string {
-  return encodeCursor(secret, { s: 'id', d: 'asc', f: connectionFilters, i: user.id })
-}
 
 /** Runs a subscription resolver step; its errors reach the client with their code (subscriptions bypass the errorFormatter). */
 async function subscriptionStep<T> (step: () => Promise<T>): Promise<T> {
@@ -98,7 +90,8 @@ export function resolvers (): IResolvers<any, Context> {
         const secret = ctx.app.tandemConfig.jwtSecret
         const params = { limit: listLimit(args.first, 'first'), cursor: args.after as string | undefined ?? undefined }
         const page = await listUsers(ctx.app.db, params, { secret })
-        const edges = page.data.map((node) => ({ cursor: cursorAfter(secret, node), node }))
+        // No filters: its cursors are those of `GET /users`.
+        const edges = page.data.map((node) => ({ cursor: cursorAfterId({ secret, filters: {} }, node.id), node }))
         const hasNextPage = 'pagination' in page && page.pagination.hasMore
         return withRelations(ctx.app.db, info, { edges, pageInfo: { hasNextPage, endCursor: edges[edges.length - 1]?.cursor ?? null } })
       }

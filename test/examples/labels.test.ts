@@ -3,7 +3,7 @@
 import { sql } from 'kysely'
 import t from 'tap'
 import { defineResource, Type } from '../../index.js'
-import { adminToken, apiClient, body, build, signedIn } from '../helpers/app.js'
+import { adminToken, apiClient, body, build, errorCodes, graphql, signedIn } from '../helpers/app.js'
 import '../helpers/source-package.js'
 
 const { labels, migrations } = await import('../../examples/labels.js')
@@ -147,6 +147,44 @@ t.test('the declared routes are in the OpenAPI document, and the host\'s migrati
   const own = await sql<{ name: string }>`select name from kysely_migration where name like '%labels%'`.execute(app.db)
   t.same(own.rows, [])
   t.equal((await app.inject({ method: 'GET', url: '/api/labels', headers: { accept: 'application/json' } })).statusCode, 401, 'the unversioned path too')
+})
+
+t.test('GraphQL: the same resource, rules and cursors, with camelCase names', async (t) => {
+  const { app, ann, bob, asAnn } = await setUp(t)
+  const made = await graphql(app, 'mutation { createLabel(input: {name: "urgent", color: "#ff0000"}) { id ownerId name color createdAt } }', { headers: ann.headers })
+  t.same(made.errors, undefined)
+  const label = made.data?.createLabel
+  t.match(label, { id: String, ownerId: String(ann.id), name: 'urgent', color: '#ff0000', createdAt: /Z$/ })
+  const viaRest = body<Label>(await asAnn('GET', `/labels/${String(label.id)}`))
+  t.equal(viaRest.name, 'urgent', 'written in one style, read in the other')
+  for (const name of ['bravo', 'charlie']) await graphql(app, `mutation { createLabel(input: {name: "${name}"}) { id } }`, { headers: ann.headers })
+
+  t.same((await graphql(app, `{ label(id: "${String(label.id)}") { name } }`, { headers: bob.headers })).data, { label: { name: 'urgent' } })
+  t.same((await graphql(app, '{ label(id: "999999") { name } }', { headers: bob.headers })).data, { label: null })
+  const list = await graphql(app, `{ labels(limit: 2, ownerId: "${ann.id}") { name } }`, { headers: bob.headers })
+  t.same(list.data, { labels: [{ name: 'urgent' }, { name: 'bravo' }] })
+  t.same((await graphql(app, '{ labels(q: "harl") { name } }', { headers: bob.headers })).data, { labels: [{ name: 'charlie' }] })
+  t.same(errorCodes(await graphql(app, '{ labels(q: "ha") { name } }', { headers: bob.headers })), ['BAD_USER_INPUT'], 'q needs 3 characters here too')
+
+  const first = await graphql(app, '{ labelsConnection(first: 2) { edges { cursor node { name } } pageInfo { hasNextPage endCursor } } }', { headers: bob.headers })
+  t.match(first.data?.labelsConnection, { edges: [{ node: { name: 'urgent' } }, { node: { name: 'bravo' } }], pageInfo: { hasNextPage: true } })
+  const after = String(first.data?.labelsConnection.pageInfo.endCursor)
+  const next = await graphql(app, `{ labelsConnection(first: 2, after: "${after}") { edges { node { name } } pageInfo { hasNextPage } } }`, { headers: bob.headers })
+  t.same(next.data?.labelsConnection, { edges: [{ node: { name: 'charlie' } }], pageInfo: { hasNextPage: false } })
+  const rest = body<Page>(await asAnn('GET', `/labels?limit=2&cursor=${encodeURIComponent(after)}`))
+  t.same(rest.data.map((l) => l.name), ['charlie'], 'a connection cursor continues the REST list too')
+
+  t.same(errorCodes(await graphql(app, '{ labels { name } }')), ['UNAUTHENTICATED'])
+  const theirs = await graphql(app, `mutation { updateLabel(id: "${String(label.id)}", input: {name: "theirs"}) { name } }`, { headers: bob.headers })
+  t.same(errorCodes(theirs), ['FORBIDDEN'], 'the owner rule of REST')
+  t.same(errorCodes(await graphql(app, 'mutation { createLabel(input: {name: "x", color: "red"}) { id } }', { headers: ann.headers })), ['BAD_USER_INPUT'])
+  const duplicate = await graphql(app, 'mutation { createLabel(input: {name: "urgent"}) { id } }', { headers: ann.headers })
+  t.same(errorCodes(duplicate), ['CONFLICT'])
+  const changed = await graphql(app, `mutation { updateLabel(id: "${String(label.id)}", input: {color: null}) { name color } }`, { headers: ann.headers })
+  t.same(changed.data, { updateLabel: { name: 'urgent', color: null } })
+  t.same((await graphql(app, `mutation { deleteLabel(id: "${String(label.id)}") }`, { headers: bob.headers })).errors?.[0]?.extensions?.code, 'FORBIDDEN')
+  t.same((await graphql(app, `mutation { deleteLabel(id: "${String(label.id)}") }`, { headers: ann.headers })).data, { deleteLabel: true })
+  t.same((await graphql(app, `mutation { deleteLabel(id: "${String(label.id)}") }`, { headers: ann.headers })).data, { deleteLabel: false })
 })
 
 t.test('a mistaken declaration fails at start, naming the mistake', async (t) => {

@@ -1,0 +1,95 @@
+import type { IResolvers } from 'mercurius'
+import { cursorAfterId } from '../../db/pagination.js'
+import { resourceData, OWNER_FILTER } from '../../db/resource.js'
+import { assertMayChange, callerNeeded, createdValues, readableOwner } from '../../rules/resource.js'
+import { forbidden, notFound } from '../../schema/errors.js'
+import type { AccessRule, Resource } from '../../schema/resource.js'
+import { camelCase, graphqlNames, scalarOf } from '../../schema/resource-sdl.js'
+import type { AccessUser } from '../auth.js'
+import type { TandemGraphqlContext as Context } from './context.js'
+import { checkInput, listLimit, parseId } from './inputs.js'
+
+type Args = Record<string, unknown>
+type Row = Record<string, unknown>
+
+/** The caller a rule needs: none for public, any signed-in user, or an administrator. */
+async function callerFor (ctx: Context, rule: AccessRule): Promise<AccessUser | undefined> {
+  const needed = callerNeeded(rule)
+  if (needed === 'nobody') return undefined
+  const viewer = await ctx.viewer()
+  if (needed === 'admin' && viewer.role !== 'admin') throw forbidden('only an administrator may do this')
+  return viewer
+}
+
+/**
+ * The root fields of declared resources (their SDL: schema/resource-sdl.ts): the same rules and
+ * queries as their REST routes (rules/resource.ts, db/resource.ts); only names are translated,
+ * `owner_id` ↔ `ownerId`.
+ */
+export function declaredResolvers (resources: readonly Resource[]): IResolvers<any, Context> {
+  const Query: Record<string, unknown> = {}
+  const Mutation: Record<string, unknown> = {}
+  for (const resource of resources) {
+    const data = resourceData(resource)
+    const names = graphqlNames(resource)
+    const fieldOf = new Map(resource.columns.map((column) => [column, camelCase(column)]))
+    const columnOf = new Map(resource.columns.map((column) => [camelCase(column), column]))
+    const shown = (row: Row): Row => {
+      const answer: Row = {}
+      for (const [column, field] of fieldOf) if (column in row) answer[field] = row[column]
+      return answer
+    }
+    const asColumns = (input: Args): Row => Object.fromEntries(Object.entries(input).map(([field, value]) => [columnOf.get(field) ?? field, value]))
+    // Filter arguments as the REST query string has them, checked by the same schema.
+    const filterColumns = [...resource.declaration.filters ?? [], ...(resource.declaration.search ?? []).length > 0 ? ['q'] : []]
+    const listContext = (ctx: Context, args: Args, caller: AccessUser | undefined) => {
+      const filters: Row = {}
+      for (const column of filterColumns) {
+        const value = args[camelCase(column)]
+        if (value === undefined || value === null) continue
+        filters[column] = column !== 'q' && scalarOf(resource, column) === 'ID' ? parseId(value, camelCase(column)) : value
+      }
+      checkInput(resource.schemas.listQuery, filters)
+      const owner = readableOwner(resource, caller)
+      if (owner !== undefined) filters[OWNER_FILTER] = owner
+      return { secret: ctx.app.tandemConfig.jwtSecret, filters }
+    }
+
+    Query[names.one] = async (_root: unknown, args: Args, ctx: Context) => {
+      const caller = await callerFor(ctx, resource.auth.read)
+      const row = await data.find(ctx.app.db, parseId(args.id, 'id'), undefined, readableOwner(resource, caller))
+      return row === undefined ? null : shown(row)
+    }
+    Query[names.list] = async (_root: unknown, args: Args, ctx: Context) => {
+      const caller = await callerFor(ctx, resource.auth.read)
+      const context = listContext(ctx, args, caller)
+      const offset = args.offset as number | null | undefined ?? undefined
+      const page = await data.page(ctx.app.db, { limit: listLimit(args.limit), offset }, context)
+      return page.data.map(shown)
+    }
+    Query[names.listConnection] = async (_root: unknown, args: Args, ctx: Context) => {
+      const caller = await callerFor(ctx, resource.auth.read)
+      const context = listContext(ctx, args, caller)
+      const page = await data.page(ctx.app.db, { limit: listLimit(args.first, 'first'), cursor: args.after as string | null | undefined ?? undefined }, context)
+      const edges = page.data.map((row) => ({ cursor: cursorAfterId(context, row.id), node: shown(row) }))
+      return { edges, pageInfo: { hasNextPage: 'pagination' in page && page.pagination.hasMore, endCursor: edges.at(-1)?.cursor ?? null } }
+    }
+    Mutation[names.create] = async (_root: unknown, args: Args, ctx: Context) => {
+      const caller = await callerFor(ctx, resource.auth.create)
+      const input = checkInput<Row>(resource.schemas.create, asColumns(args.input as Args))
+      return shown(await data.create(ctx.app.db, createdValues(resource, caller, input)))
+    }
+    Mutation[names.update] = async (_root: unknown, args: Args, ctx: Context) => {
+      const caller = await callerFor(ctx, resource.auth.update) as AccessUser
+      const input = checkInput<Row>(resource.schemas.patch, asColumns(args.input as Args))
+      const row = await data.update(ctx.app.db, parseId(args.id, 'id'), input, (current) => { assertMayChange(resource, 'update', caller, current) })
+      if (row === undefined) throw notFound(resource.name)
+      return shown(row)
+    }
+    Mutation[names.remove] = async (_root: unknown, args: Args, ctx: Context) => {
+      const caller = await callerFor(ctx, resource.auth.delete) as AccessUser
+      return data.remove(ctx.app.db, parseId(args.id, 'id'), (current) => { assertMayChange(resource, 'delete', caller, current) })
+    }
+  }
+  return { Query, Mutation } as IResolvers<any, Context>
+}

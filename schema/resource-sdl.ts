@@ -1,0 +1,83 @@
+import type { TSchema } from '@sinclair/typebox'
+import { acceptsNull, nonNull, type Resource } from './resource.js'
+
+/** `owner_id` → `ownerId`: GraphQL names of a declared resource's REST fields. */
+export const camelCase = (name: string): string => name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
+
+const capitalized = (name: string): string => name.charAt(0).toUpperCase() + name.slice(1)
+
+/** The GraphQL names of a declared resource. */
+export function graphqlNames (resource: Resource) {
+  const type = capitalized(resource.name)
+  return {
+    type,
+    connection: `${type}Connection`,
+    edge: `${type}Edge`,
+    createInput: `Create${type}Input`,
+    updateInput: `Update${type}Input`,
+    one: resource.name,
+    list: resource.plural,
+    listConnection: `${resource.plural}Connection`,
+    create: `create${type}`,
+    update: `update${type}`,
+    remove: `delete${type}`
+  }
+}
+
+/** A field's GraphQL type without `!`: ids (`id`, `…_id`) are `ID`, date-times `DateTime`. */
+export function scalarOf (resource: Resource, field: string): string {
+  const schema = nonNull(resource.representation.properties[field] as TSchema) as { type?: unknown, format?: unknown, enum?: unknown }
+  if (schema.type === 'integer') return field === 'id' || field.endsWith('_id') ? 'ID' : 'Int'
+  if (schema.type === 'number') return 'Float'
+  if (schema.type === 'boolean') return 'Boolean'
+  if (schema.type === 'string') return schema.format === 'date-time' ? 'DateTime' : 'String'
+  throw new Error(`defineResource(${JSON.stringify(resource.name)}): ${field} has no GraphQL scalar (integer, number, boolean or string)`)
+}
+
+const described = (text: string): string => JSON.stringify(text)
+
+/**
+ * The GraphQL SDL of declared resources: a type per resource with its connection and inputs, and
+ * its root fields as extensions of `Query` and `Mutation` — the same operations as the built-in
+ * resources (`label(id)`, `labels(limit, offset)`, `labelsConnection(first, after)`, `createLabel`…).
+ */
+export function resourceSdl (resources: readonly Resource[]): string {
+  return resources.map((resource) => {
+    const names = graphqlNames(resource)
+    const field = (column: string, required: boolean) => `  ${camelCase(column)}: ${scalarOf(resource, column)}${required ? '!' : ''}`
+    const properties = resource.representation.properties
+    const nullable = (column: string) => acceptsNull(properties[column] as TSchema)
+    const writable = resource.declaration.writable
+    const filters = [...(resource.declaration.filters ?? []).map((column) => `${camelCase(column)}: ${scalarOf(resource, column)}`),
+      ...(resource.declaration.search ?? []).length > 0 ? ['q: String'] : []]
+    const filterArgs = filters.length === 0 ? '' : `, ${filters.join(', ')}`
+    return [
+      `${described(`A ${resource.name} (REST: /${resource.plural}).`)}`,
+      `type ${names.type} {`,
+      ...resource.columns.map((column) => field(column, !nullable(column))),
+      '}',
+      `type ${names.edge} {\n  cursor: String!\n  node: ${names.type}!\n}`,
+      `type ${names.connection} {\n  edges: [${names.edge}!]!\n  pageInfo: PageInfo!\n}`,
+      `input ${names.createInput} {`,
+      ...writable.map((column) => field(column, !nullable(column))),
+      '}',
+      `input ${names.updateInput} {`,
+      ...writable.map((column) => field(column, false)),
+      '}',
+      'extend type Query {',
+      `  ${described(`The ${resource.name} with this id, or null.`)}`,
+      `  ${names.one}(id: ID!): ${names.type}`,
+      `  ${described(`${capitalized(resource.plural)} in ascending id: the first \`limit\` (1–100, default 20), after skipping \`offset\`.`)}`,
+      `  ${names.list}(limit: Int, offset: Int${filterArgs}): [${names.type}!]!`,
+      `  ${described(`${capitalized(resource.plural)} in ascending id, a page at a time: \`first\` after the cursor \`after\`.`)}`,
+      `  ${names.listConnection}(first: Int, after: String${filterArgs}): ${names.connection}!`,
+      '}',
+      'extend type Mutation {',
+      `  ${names.create}(input: ${names.createInput}!): ${names.type}`,
+      `  ${names.update}(id: ID!, input: ${names.updateInput}!): ${names.type}`,
+      `  ${described(`Deletes the ${resource.name}; false when there was none.`)}`,
+      `  ${names.remove}(id: ID!): Boolean`,
+      '}'
+    ].join('\n')
+  }).join('\n')
+}
