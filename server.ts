@@ -13,6 +13,10 @@ try {
   process.exit(1)
 }
 
+// Traces: the SDK is started before the database's modules load, since it instruments the `pg`
+// driver as Node loads it. Without an endpoint none of it is loaded.
+const tracerProvider = config.otelExporterOtlpEndpoint === undefined ? undefined : (await import('./plugins/tracing-sdk.js')).startTracing()
+
 // The application is loaded only once the configuration is known to be good, so that a bad one is
 // reported at once. The database starts opening meanwhile.
 const connection = import('./db/connect.js')
@@ -57,4 +61,6 @@ closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   if (err !== undefined) app.log.error({ err }, 'closing after an uncaught error')
   else app.log.info({ signal }, 'closing')
   await app.close()
+  // The spans still in the exporter's batch, the last requests' among them.
+  await tracerProvider?.shutdown()
 })

@@ -30,9 +30,12 @@ export async function embedded (dataDir: string | undefined, snapshot: Blob | un
   return db
 }
 
+/** The PGlite engine under an embedded database's Kysely; undefined for a real server's. */
+export const engineOf = (db: Db): PGlite | undefined => engines.get(db)
+
 /** The embedded database's data directory as a tarball, for `embeddedSnapshot`. */
 export async function snapshotEmbedded (db: Db): Promise<Blob> {
-  const pglite = engines.get(db)
+  const pglite = engineOf(db)
   if (pglite === undefined) throw new Error('only an embedded database can be dumped')
   return pglite.dumpDataDir('none')
 }

@@ -51,6 +51,11 @@ async function database (app: FastifyInstance, options: DatabaseOptions): Promis
   if (!app.hasDecorator('db')) {
     const db = options.db ?? await connect(options)
     app.decorate('db', db)
+    // A real server's statements get their spans from @opentelemetry/instrumentation-pg (plugins/tracing-sdk.ts).
+    if (app.hasDecorator('tandemTracer')) {
+      const untrace = await (await import('../db/tracing.js')).traceEmbeddedStatements(db, app.tandemTracer)
+      app.addHook('onClose', async () => { untrace() })
+    }
     if (options.db === undefined) {
       app.addHook('onClose', async () => {
         await settle(db)

@@ -1,3 +1,4 @@
+import type { TracerProvider } from '@opentelemetry/api'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { TandemOptions } from '../schema/options.js'
@@ -16,6 +17,7 @@ import security from './security.js'
 import openapi from './openapi.js'
 import type { Resource } from '../schema/resource.js'
 import { restApi } from './rest.js'
+import tracing from './tracing.js'
 
 export interface TandemPluginOptions extends TandemOptions {
   /** Use an already connected Kysely instance (tests, or a host that owns the pool). @example await connect({ databaseUrl }) */
@@ -34,18 +36,28 @@ export interface TandemPluginOptions extends TandemOptions {
   resources?: readonly Resource[]
   /** The host's own migrations, run at start in a migration table of the host's own (`host_migrations`). */
   migrations?: DatabaseOptions['migrations']
+  /**
+   * OpenTelemetry traces of requests, GraphQL operations and SQL statements: `true` through the global
+   * tracer provider (the one the application's SDK registered), or through this provider. Default: on
+   * when `otelExporterOtlpEndpoint` is set; off, nothing of it is registered.
+   * @example true
+   */
+  tracing?: boolean | TracerProvider
 }
 
 /**
  * Everything at once: configuration, database, `/health` and `/ready`, access tokens, rate limiting,
- * the REST API under `/api` and GraphQL at `/graphql`.
+ * the REST API under `/api` and GraphQL at `/graphql`, and OpenTelemetry traces when asked for.
  * @example
  * await app.register(tandem, { databaseUrl: process.env.DATABASE_URL })
  */
 async function tandem (app: FastifyInstance, options: TandemPluginOptions): Promise<void> {
-  const { db, rootHandlers, openapi: withOpenApi, graphql: withGraphql, resources, migrations, ...rest } = options
+  const { db, rootHandlers, openapi: withOpenApi, graphql: withGraphql, resources, migrations, tracing: traced, ...rest } = options
   const config = useConfig(app, rest)
-  // First: its hooks then time every request, and the plugins below report to it when they find it.
+  // First, so that every hook and route after it is traced.
+  if (traced === true || (traced === undefined && config.otelExporterOtlpEndpoint !== undefined)) await app.register(tracing)
+  else if (typeof traced === 'object') await app.register(tracing, { tracerProvider: traced })
+  // Then metrics: its hooks time every request, and the plugins below report to it when they find it.
   if (metricsEnabled(config)) await app.register(metrics)
   await app.register(security)
   await app.register(requestTimeout)

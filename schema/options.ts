@@ -83,6 +83,13 @@ export const TandemOptionsSchema = Type.Object({
    * metrics private. Setting it turns metrics on. 0: a free port. @example 9464
    */
   metricsPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  /**
+   * OpenTelemetry: the OTLP/HTTP collector (`http://collector:4318`) that the server entry point sends
+   * traces to; set, every plugin traces through the global tracer provider. A plugin never exports
+   * spans itself: an application that registers the plugins starts its own OpenTelemetry SDK (which
+   * reads the same variable), or passes `tracing` to `tandem`. @example 'http://127.0.0.1:4318'
+   */
+  otelExporterOtlpEndpoint: Type.Optional(Type.String({ pattern: '^https?://' })),
   /** pino level. @example 'info' */
   logLevel: StringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, { default: 'info' }),
   /** `production` hides development aids and requires `jwtSecret`. @example 'production' */

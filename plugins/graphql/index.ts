@@ -40,6 +40,9 @@ function mergedResolvers<C> (builtIn: IResolvers<any, C>, declared: IResolvers<a
 
 const notGraphqlText = () => clientError('Syntax Error: the query is not a GraphQL document', codes.parseFailed)
 
+/** Where the query style is served, at the application's root. */
+const GRAPHQL_PATH = '/graphql'
+
 /** Runs of a document after which graphql-jit compiles it. */
 export const DEFAULT_JIT = 10
 
@@ -145,6 +148,8 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
   app.decorate('tandemGraphql', { persist: async (query: string) => store.save(query) })
   const persistedOnly = config.graphqlPersistedOnly
   const schema = `${await loadSchema(directory ?? schemaDirectory)}\n${resourceSdl(resources)}`
+  // Only while tracing is on (plugins/tracing.ts): otherwise no wrapper and no hook of it is added.
+  const tracing = app.hasDecorator('tandemTracer') ? (await import('./tracing.js')).operationTracing(app.tandemTracer, GRAPHQL_PATH) : undefined
 
   // The cost depends on the variables (`limit: $n`), so it is checked once they are known.
   // Without variables a document always costs the same, and Mercurius hands every request that sends
@@ -216,15 +221,17 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
         gated = true
       }
     })
+    if (tracing !== undefined) scope.addHook('onRoute', tracing.onRoute)
     scope.addHook('preHandler', async (request) => {
-      if (request.method === 'GET' && request.routeOptions.url === '/graphql') checkGetParameters(request.query as Record<string, unknown>)
+      if (request.method === 'GET' && request.routeOptions.url === GRAPHQL_PATH) checkGetParameters(request.query as Record<string, unknown>)
     })
     // Mercurius's own GraphiQL loads its scripts from a CDN: this one is served by the API.
     if (graphiql ?? (config.nodeEnv !== 'production' && !persistedOnly)) await graphiqlPage(scope)
     await scope.register(mercurius, {
       schema,
       resolvers: mergedResolvers(resolvers(), declaredResolvers(resources)) as never,
-      path: '/graphql',
+      path: GRAPHQL_PATH,
+      ...(tracing === undefined ? {} : { additionalRouteOptions: tracing.routeOptions }),
       graphiql: false,
       ...(jit === 0 ? {} : { jit: jit ?? DEFAULT_JIT }),
       allowBatchedQueries: false,
@@ -261,6 +268,12 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
 
     if (!gated) throw new Error('graphql: the subscription WebSocket handler was not found to guard (has Mercurius changed?); refusing to start')
     operationMetrics?.addHooks(scope)
+
+    // Before the limits below, so that an operation refused by them is named too.
+    if (tracing !== undefined) {
+      scope.graphql.addHook('preExecution', tracing.preExecution)
+      scope.graphql.addHook('onResolution', tracing.onResolution)
+    }
 
     // Mercurius does not validate subscriptions itself: the same rules as for queries.
     const rules = [...specifiedRules, depthLimit(config.graphqlMaxDepth), complexityLimit({ maximum: config.graphqlMaxComplexity })]

@@ -1,0 +1,153 @@
+// OpenTelemetry traces (CONTRACT §12): a span per request, per GraphQL operation and per SQL
+// statement, through the tracer provider the application registered or one it passes.
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base'
+import t from 'tap'
+import { startTracing } from '../../plugins/tracing-sdk.js'
+
+// The server entry point's SDK, as `npm start` starts it when OTEL_EXPORTER_OTLP_ENDPOINT is set, with
+// the spans kept in memory. Started before the helpers load `pg`, as server.ts does, so that on
+// DATABASE_URL the statements' spans come from @opentelemetry/instrumentation-pg.
+const exporter = new InMemorySpanExporter()
+startTracing(new SimpleSpanProcessor(exporter))
+const { authHeaders, build, graphql, signUp } = await import('../helpers/app.js')
+
+const requestSpans = (spans: ReadableSpan[]) => spans.filter((span) => span.kind === SpanKind.SERVER)
+const operationSpans = (spans: ReadableSpan[]) => spans.filter((span) => span.attributes['graphql.operation.type'] !== undefined || span.name === 'GraphQL Operation')
+const statementSpans = (spans: ReadableSpan[]) => spans.filter((span) => span.attributes['db.query.text'] !== undefined)
+const idOf = (span: ReadableSpan) => span.spanContext().spanId
+
+/** Whether `ancestor` is `span`'s parent, or its parent's parent, and so on. */
+function descends (span: ReadableSpan, ancestor: ReadableSpan, spans: ReadableSpan[]): boolean {
+  const byId = new Map(spans.map((s) => [idOf(s), s]))
+  for (let parent = span.parentSpanContext?.spanId; parent !== undefined; parent = byId.get(parent)?.parentSpanContext?.spanId) {
+    if (parent === idOf(ancestor)) return true
+  }
+  return false
+}
+
+t.test('a REST request: one span named after its route, with its status, above its statements', async (t) => {
+  const app = await build(t, { tracing: true })
+  const user = await signUp(app)
+  exporter.reset()
+  const res = await app.inject({ url: `/api/v1/users/${user.id}`, headers: await authHeaders(app, { id: user.id }) })
+  t.equal(res.statusCode, 200)
+
+  const spans = exporter.getFinishedSpans()
+  const [request, ...others] = requestSpans(spans)
+  t.same(others, [], 'one request span')
+  t.equal(request?.name, 'GET /api/v1/users/:id')
+  t.match(request?.attributes, { 'http.request.method': 'GET', 'http.route': '/api/v1/users/:id', 'http.response.status_code': 200 })
+  const statements = statementSpans(spans)
+  t.ok(statements.length > 0, 'the user was read')
+  for (const statement of statements) {
+    t.ok(request !== undefined && descends(statement, request, spans), `${statement.name} is within the request`)
+    t.equal(statement.attributes['db.system.name'], 'postgresql')
+  }
+})
+
+t.test('a GraphQL query: an operation span under the request span, its statements under it', async (t) => {
+  const app = await build(t, { tracing: true })
+  const user = await signUp(app)
+  const headers = await authHeaders(app, { id: user.id })
+  exporter.reset()
+  const answer = await graphql(app, 'query Users($n: Int) { users(limit: $n) { id name posts(limit: 2) { title } } }', { variables: { n: 5 }, headers })
+  t.same(answer.errors, undefined)
+
+  const spans = exporter.getFinishedSpans()
+  const [request] = requestSpans(spans)
+  t.equal(request?.name, 'POST /graphql')
+  const [operation, ...others] = operationSpans(spans)
+  t.same(others, [], 'one operation span')
+  t.equal(operation?.name, 'query Users')
+  t.match(operation?.attributes, { 'graphql.operation.type': 'query', 'graphql.operation.name': 'Users' })
+  t.equal(operation?.parentSpanContext?.spanId, request === undefined ? 'none' : idOf(request), 'child of the request span')
+  t.equal(operation?.status.code, SpanStatusCode.UNSET)
+  const statements = statementSpans(spans)
+  t.ok(statements.length > 0, 'the users were read')
+  for (const statement of statements) {
+    t.ok(operation !== undefined && descends(statement, operation, spans), `${statement.name} is within the operation`)
+  }
+})
+
+t.test('an anonymous operation is named by its type; of several, the one operationName asks for', async (t) => {
+  const app = await build(t, { tracing: true })
+  const headers = await authHeaders(app)
+  exporter.reset()
+  await graphql(app, '{ users(limit: 1) { id } }', { headers })
+  await graphql(app, 'query A { users(limit: 1) { id } } query B { user(id: "1") { id } }', { headers, operationName: 'B' })
+  t.same(operationSpans(exporter.getFinishedSpans()).map((span) => span.name), ['query', 'query B'])
+})
+
+t.test('GraphQL errors are recorded on the operation span', async (t) => {
+  const app = await build(t, { tracing: true })
+  exporter.reset()
+  const refused = await graphql(app, 'query Everyone { users { id } }')
+  t.equal(refused.errors?.[0]?.extensions?.code, 'UNAUTHENTICATED')
+  const [operation] = operationSpans(exporter.getFinishedSpans())
+  t.equal(operation?.name, 'query Everyone')
+  t.equal(operation?.status.code, SpanStatusCode.ERROR)
+  t.match(operation?.events, [{ name: 'exception', attributes: { 'exception.type': 'UNAUTHENTICATED' } }])
+
+  exporter.reset()
+  const invalid = await graphql(app, '{ nope }')
+  t.equal(invalid.errors?.[0]?.extensions?.code, 'GRAPHQL_VALIDATION_FAILED')
+  const [refusedOperation] = operationSpans(exporter.getFinishedSpans())
+  t.equal(refusedOperation?.name, 'GraphQL Operation', 'refused before its operation was known')
+  t.equal(refusedOperation?.status.code, SpanStatusCode.ERROR)
+  t.match(refusedOperation?.events, [{ name: 'exception', attributes: { 'exception.message': /Cannot query field "nope"/ } }])
+})
+
+t.test('statement spans carry the parameterized SQL, never the values', async (t) => {
+  const app = await build(t, { tracing: true })
+  const email = 'traced.values@example.com'
+  const password = 'a password nobody traces'
+  exporter.reset()
+  const first = await app.inject({ method: 'POST', url: '/api/v1/users', payload: { name: 'Traced Values', email, password } })
+  t.equal(first.statusCode, 201)
+  const again = await app.inject({ method: 'POST', url: '/api/v1/users', payload: { name: 'Traced Values', email, password } })
+  t.equal(again.statusCode, 409)
+
+  const spans = exporter.getFinishedSpans()
+  const inserts = statementSpans(spans).filter((span) => /^insert into "users"/i.test(String(span.attributes['db.query.text'])))
+  t.equal(inserts.length, 2, 'both sign-ups inserted')
+  t.match(inserts[0]?.attributes['db.query.text'], /\$1/, 'the values are parameters')
+  t.equal(inserts[1]?.status.code, SpanStatusCode.ERROR, 'the duplicate failed')
+  const everything = JSON.stringify(spans.map((span) => ({ name: span.name, attributes: span.attributes, events: span.events, status: span.status })))
+  for (const value of [email, password, 'Traced Values']) t.notOk(everything.includes(value), `no span holds ${value}`)
+})
+
+t.test('a provider of the application\'s own, passed as `tracing`, gets the spans', async (t) => {
+  const own = new InMemorySpanExporter()
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(own)] })
+  const app = await build(t, { tracing: provider })
+  exporter.reset()
+  await graphql(app, 'query Mine { users { id } }', { headers: await authHeaders(app) })
+  t.same(requestSpans(own.getFinishedSpans()).map((span) => span.name), ['POST /graphql'])
+  t.same(operationSpans(own.getFinishedSpans()).map((span) => span.name), ['query Mine'])
+  t.same(requestSpans(exporter.getFinishedSpans()), [], 'none through the global provider')
+})
+
+t.test('otelExporterOtlpEndpoint turns tracing on through the global provider; `tracing: false` keeps it off', async (t) => {
+  const on = await build(t, { otelExporterOtlpEndpoint: 'http://127.0.0.1:4318' })
+  exporter.reset()
+  await on.inject({ url: '/health' })
+  t.same(requestSpans(exporter.getFinishedSpans()).map((span) => span.name), ['GET /health'])
+
+  const off = await build(t, { otelExporterOtlpEndpoint: 'http://127.0.0.1:4318', tracing: false })
+  exporter.reset()
+  await off.inject({ url: '/health' })
+  t.same(exporter.getFinishedSpans(), [])
+})
+
+t.test('with tracing off nothing is registered and no span is made', async (t) => {
+  const app = await build(t)
+  t.notOk(app.hasPlugin('@fastify/otel'), 'no request instrumentation')
+  t.notOk(app.hasDecorator('tandemTracer'), 'no tracer for operations and statements')
+  const user = await signUp(app)
+  const headers = await authHeaders(app, { id: user.id })
+  exporter.reset()
+  t.equal((await app.inject({ url: `/api/v1/users/${user.id}`, headers })).statusCode, 200)
+  t.same((await graphql(app, 'query Users { users { id } }', { headers })).errors, undefined)
+  t.same(exporter.getFinishedSpans(), [])
+})
