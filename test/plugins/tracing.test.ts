@@ -30,13 +30,17 @@ t.test('a REST request: one span named after its route, with its status, above i
   const app = await build(t, { tracing: true })
   const user = await signUp(app)
   exporter.reset()
-  const res = await app.inject({ url: `/api/v1/users/${user.id}`, headers: await authHeaders(app, { id: user.id }) })
+  // W3C trace context: the caller's trace goes on here.
+  const callersTrace = '0af7651916cd43dd8448eb211c80319c'
+  const headers = { ...await authHeaders(app, { id: user.id }), traceparent: `00-${callersTrace}-b7ad6b7169203331-01` }
+  const res = await app.inject({ url: `/api/v1/users/${user.id}`, headers })
   t.equal(res.statusCode, 200)
 
   const spans = exporter.getFinishedSpans()
   const [request, ...others] = requestSpans(spans)
   t.same(others, [], 'one request span')
   t.equal(request?.name, 'GET /api/v1/users/:id')
+  t.equal(request?.spanContext().traceId, callersTrace, 'in the caller\'s trace')
   t.match(request?.attributes, { 'http.request.method': 'GET', 'http.route': '/api/v1/users/:id', 'http.response.status_code': 200 })
   const statements = statementSpans(spans)
   t.ok(statements.length > 0, 'the user was read')
@@ -44,6 +48,10 @@ t.test('a REST request: one span named after its route, with its status, above i
     t.ok(request !== undefined && descends(statement, request, spans), `${statement.name} is within the request`)
     t.equal(statement.attributes['db.system.name'], 'postgresql')
   }
+
+  exporter.reset()
+  t.equal((await app.inject({ url: '/api/v1/nowhere' })).statusCode, 404)
+  t.same(requestSpans(exporter.getFinishedSpans()).map((span) => [span.name, span.attributes['http.response.status_code']]), [['GET', 404]], 'no route: named by the method')
 })
 
 t.test('a GraphQL query: an operation span under the request span, its statements under it', async (t) => {
