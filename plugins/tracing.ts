@@ -36,6 +36,8 @@ const nameByRoute: NonNullable<FastifyOtelInstrumentationOpts['requestHook']> = 
  * await app.register(tracing, { tracerProvider })    // through one of the application's own
  */
 async function tracing (app: FastifyInstance, options: TracingOptions): Promise<void> {
+  // Registered already, by the application itself before `tandem`.
+  if (app.hasDecorator('tandemTracer')) return
   // Loaded only when tracing is on.
   const [{ trace }, { FastifyOtelInstrumentation }] = await Promise.all([import('@opentelemetry/api'), import('@fastify/otel')])
   const provider = options.tracerProvider ?? trace.getTracerProvider()

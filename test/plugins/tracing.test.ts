@@ -2,7 +2,10 @@
 // statement, through the tracer provider the application registered or one it passes.
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base'
+import Fastify from 'fastify'
 import t from 'tap'
+import { serverOptions } from '../../plugins/server-options.js'
+import tracing from '../../plugins/tracing.js'
 import { startTracing } from '../../plugins/tracing-sdk.js'
 
 // The server entry point's SDK, as `npm start` starts it when OTEL_EXPORTER_OTLP_ENDPOINT is set, with
@@ -10,7 +13,8 @@ import { startTracing } from '../../plugins/tracing-sdk.js'
 // DATABASE_URL the statements' spans come from @opentelemetry/instrumentation-pg.
 const exporter = new InMemorySpanExporter()
 startTracing(new SimpleSpanProcessor(exporter))
-const { authHeaders, build, graphql, signUp } = await import('../helpers/app.js')
+const { authHeaders, build, graphql, signUp, testDb, TEST_SECRET } = await import('../helpers/app.js')
+const { default: tandem } = await import('../../plugins/tandem.js')
 
 const requestSpans = (spans: ReadableSpan[]) => spans.filter((span) => span.kind === SpanKind.SERVER)
 const operationSpans = (spans: ReadableSpan[]) => spans.filter((span) => span.attributes['graphql.operation.type'] !== undefined || span.name === 'GraphQL Operation')
@@ -134,6 +138,16 @@ t.test('a provider of the application\'s own, passed as `tracing`, gets the span
   t.same(requestSpans(own.getFinishedSpans()).map((span) => span.name), ['POST /graphql'])
   t.same(operationSpans(own.getFinishedSpans()).map((span) => span.name), ['query Mine'])
   t.same(requestSpans(exporter.getFinishedSpans()), [], 'none through the global provider')
+})
+
+t.test('registered by the application before `tandem`, tracing is not registered twice', async (t) => {
+  const app = Fastify(serverOptions({ logLevel: 'silent' }))
+  t.teardown(() => app.close())
+  await app.register(tracing)
+  await app.register(tandem, { db: await testDb(), jwtSecret: TEST_SECRET, tracing: true })
+  exporter.reset()
+  t.equal((await app.inject({ url: '/health' })).statusCode, 200)
+  t.same(requestSpans(exporter.getFinishedSpans()).map((span) => span.name), ['GET /health'])
 })
 
 t.test('otelExporterOtlpEndpoint turns tracing on through the global provider; `tracing: false` keeps it off', async (t) => {
