@@ -2,6 +2,7 @@
 // up their own SDK; the plugins only use the global tracer provider (or the one given to them).
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg'
+import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
 import { BatchSpanProcessor, NodeTracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace-node'
 import { operationName } from '../db/tracing.js'
 
@@ -17,7 +18,11 @@ import { operationName } from '../db/tracing.js'
  * const { connect } = await import('./db/connect.js')
  */
 export function startTracing (processor: SpanProcessor = new BatchSpanProcessor(new OTLPTraceExporter())): NodeTracerProvider {
-  const provider = new NodeTracerProvider({ spanProcessors: [processor] })
+  // Named `tandem-api` unless OTEL_SERVICE_NAME (or OTEL_RESOURCE_ATTRIBUTES) says otherwise.
+  const resource = defaultResource()
+    .merge(resourceFromAttributes({ 'service.name': 'tandem-api' }))
+    .merge(detectResources({ detectors: [envDetector] }))
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] })
   provider.register()
   const pg = new PgInstrumentation({
     // Statements outside a request (migrations, housekeeping, the revocation poll) make no trace.

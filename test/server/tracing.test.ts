@@ -18,11 +18,12 @@ interface OtlpSpan {
 }
 /** OTLP's `SPAN_KIND_SERVER`. */
 const SERVER = 2
-interface OtlpExport { resourceSpans: Array<{ scopeSpans: Array<{ spans: OtlpSpan[] }> }> }
+interface OtlpExport { resourceSpans: Array<{ resource?: { attributes?: OtlpSpan['attributes'] }, scopeSpans: Array<{ spans: OtlpSpan[] }> }> }
 
 /** An OTLP/HTTP collector on a free local port: the spans of every export it receives. */
-async function collector (t: Test): Promise<{ url: string, spans: OtlpSpan[], paths: string[] }> {
+async function collector (t: Test): Promise<{ url: string, spans: OtlpSpan[], paths: string[], services: Set<string | undefined> }> {
   const spans: OtlpSpan[] = []
+  const services = new Set<string | undefined>()
   const paths: string[] = []
   const server = createServer((request, response) => {
     let text = ''
@@ -30,6 +31,7 @@ async function collector (t: Test): Promise<{ url: string, spans: OtlpSpan[], pa
     request.on('end', () => {
       paths.push(request.url ?? '')
       for (const resource of (JSON.parse(text) as OtlpExport).resourceSpans) {
+        services.add(resource.resource?.attributes?.find((a) => a.key === 'service.name')?.value?.stringValue)
         for (const scope of resource.scopeSpans) spans.push(...scope.spans)
       }
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}')
@@ -39,7 +41,7 @@ async function collector (t: Test): Promise<{ url: string, spans: OtlpSpan[], pa
   await once(server, 'listening')
   t.teardown(() => { server.close() })
   const address = server.address()
-  return { url: `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`, spans, paths }
+  return { url: `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`, spans, paths, services }
 }
 
 const attribute = (span: OtlpSpan | undefined, key: string): string | number | undefined => {
@@ -61,6 +63,7 @@ t.test('with OTEL_EXPORTER_OTLP_ENDPOINT the server exports its requests, operat
   const database = serverUrl()
   const server = await startServer(t, {
     OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+    OTEL_SERVICE_NAME: 'orders-api',
     ...(database === undefined ? {} : { DATABASE_URL: await freshDatabase(t, database) })
   })
   t.equal((await fetch(`${server.url}/api/v1/products?limit=2`)).status, 200)
@@ -77,6 +80,7 @@ t.test('with OTEL_EXPORTER_OTLP_ENDPOINT the server exports its requests, operat
   server.child.kill('SIGTERM')
   t.equal((await server.exited).code, 0)
   t.ok(otlp.paths.length > 0 && otlp.paths.every((path) => path === '/v1/traces'), 'sent to the endpoint\'s traces path')
+  t.same([...otlp.services], ['orders-api'], 'the service is named by OTEL_SERVICE_NAME')
 
   const { spans } = otlp
   const products = spans.find((span) => span.name === 'GET /api/v1/products')
