@@ -17,7 +17,8 @@ export interface ResourceData {
   create: (db: Db, values: Record<string, unknown>) => Promise<Row>
   /** Locks the row, runs `check` on it, then writes; undefined when there is no such row. */
   update: (db: Db, id: number, values: Record<string, unknown>, check: Precondition<Row>) => Promise<Row | undefined>
-  remove: (db: Db, id: number, check: Precondition<Row>) => Promise<boolean>
+  /** The row as it was, or undefined when there is no such row. */
+  remove: (db: Db, id: number, check: Precondition<Row>) => Promise<Row | undefined>
 }
 
 const equals = (column: string): Filter => ({ where: (query, value) => query.where(sql.ref(column), '=', value) })
@@ -61,11 +62,10 @@ export function resourceData (resource: Resource): ResourceData {
         : await untyped(trx).updateTable(table).set(values).where('id', '=', id).returning(columns).executeTakeFirstOrThrow() as Row)
     },
     async remove (db, id, check) {
-      const deleted = await lockedWrite(db, lock(id), check, async (trx) => {
+      return lockedWrite(db, lock(id), check, async (trx, current) => {
         await untyped(trx).deleteFrom(table).where('id', '=', id).execute()
-        return true
+        return current
       })
-      return deleted ?? false
     }
   }
 }

@@ -23,7 +23,8 @@ export const labels = defineResource({
   sort: ['id', 'name', 'created_at'],
   filters: ['name', 'owner_id'],
   search: ['name'],
-  auth: { read: 'authenticated', create: 'authenticated', update: 'owner', delete: 'ownerOrAdmin' }
+  auth: { read: 'authenticated', create: 'authenticated', update: 'owner', delete: 'ownerOrAdmin' },
+  events: ['created', 'updated', 'deleted']
 })
 
 /** A label as the API shows it. */

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest,
 import { OWNER_FILTER, resourceData } from '../db/resource.js'
 import type { AuthRule } from '../plugins/auth.js'
 import { requireAuth } from '../plugins/auth.js'
-import { assertMayChange, callerNeeded, createdValues, readableOwner, replacedValues } from '../rules/resource.js'
+import { announce, assertMayChange, callerNeeded, createdValues, readableOwner, replacedValues } from '../rules/resource.js'
 import { IdParams, ItemQuery, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
 import { badRequest, notFound } from '../schema/errors.js'
 import type { AccessRule, Resource } from '../schema/resource.js'
@@ -76,6 +76,7 @@ export function declaredRoutes (resource: Resource): FastifyPluginAsync {
       schema: { tags, summary: `Create a ${resource.name}`, querystring: WriteQuery, body: schemas.create, response: { 201: schemas.item, ...errors(400, 401, 403, 409, 413, 415, 422, 429) } }
     }, async (request, reply) => {
       const row = await data.create(request.db, createdValues(resource, auth.create === 'public' ? undefined : request.user, request.body as Record<string, unknown>))
+      request.afterCommit(() => { announce(app, resource, 'created', row) })
       const collection = (request.url.split('?')[0] ?? '').replace(/\/$/, '')
       return written(reply.code(201).header('location', `${collection}/${row.id}`), row)
     })
@@ -85,7 +86,9 @@ export function declaredRoutes (resource: Resource): FastifyPluginAsync {
       schema: { tags, summary: `Replace a ${resource.name}`, params: IdParams, querystring: WriteQuery, body: schemas.replace, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
     }, async (request, reply) => {
       const values = replacedValues(resource, request.body as Record<string, unknown>)
-      return written(reply, found(await data.update(app.db, (request.params as Params).id, values, check(request, 'update')), resource.name))
+      const row = found(await data.update(app.db, (request.params as Params).id, values, check(request, 'update')), resource.name)
+      announce(app, resource, 'updated', row)
+      return written(reply, row)
     })
 
     app.patch(`/${plural}/:id`, {
@@ -93,14 +96,18 @@ export function declaredRoutes (resource: Resource): FastifyPluginAsync {
       schema: { tags, summary: `Change some fields of a ${resource.name}`, params: IdParams, querystring: WriteQuery, body: schemas.patch, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
     }, async (request, reply) => {
       const values = request.body as Record<string, unknown>
-      return written(reply, found(await data.update(app.db, (request.params as Params).id, values, check(request, 'update')), resource.name))
+      const row = found(await data.update(app.db, (request.params as Params).id, values, check(request, 'update')), resource.name)
+      announce(app, resource, 'updated', row)
+      return written(reply, row)
     })
 
     app.delete(`/${plural}/:id`, {
       config: withAuth(auth.delete),
       schema: { tags, summary: `Delete a ${resource.name}`, params: IdParams, querystring: WriteQuery, response: { 204: NoContent, ...errors(400, 401, 403, 404, 412, 429) } }
     }, async (request, reply) => {
-      if (!await data.remove(app.db, (request.params as Params).id, check(request, 'delete'))) throw notFound(resource.name)
+      const row = await data.remove(app.db, (request.params as Params).id, check(request, 'delete'))
+      if (row === undefined) throw notFound(resource.name)
+      announce(app, resource, 'deleted', row)
       return reply.code(204).send(null)
     })
   }

@@ -1,7 +1,8 @@
 // The rules of a declared resource, the same for every transport.
+import type { FastifyInstance } from 'fastify'
 import type { AccessUser } from '../plugins/auth.js'
 import { forbidden } from '../schema/errors.js'
-import type { AccessRule, Resource, ResourceAction } from '../schema/resource.js'
+import type { AccessRule, Resource, ResourceAction, ResourceEvent } from '../schema/resource.js'
 
 /** Who must be signed in for `rule`: nobody, any user, or an administrator (owner rules look at the row afterwards). */
 export function callerNeeded (rule: AccessRule): 'nobody' | 'user' | 'admin' {
@@ -36,4 +37,30 @@ export function createdValues (resource: Resource, caller: AccessUser | undefine
 /** The values a PUT writes: every writable field, those left out (nullable ones) set to null. */
 export function replacedValues (resource: Resource, body: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(resource.declaration.writable.map((field) => [field, body[field] ?? null]))
+}
+
+/** The event bus topic of a declared resource's event: `labelCreated`. */
+export const topicOf = (resource: Resource, event: ResourceEvent): string =>
+  `${resource.name}${event.charAt(0).toUpperCase()}${event.slice(1)}`
+
+/** What subscribers of a declared resource's event receive: the row, as REST shows it. */
+export interface ResourceEventPayload { row: Record<string, unknown> }
+
+/**
+ * Announces `event` of `row` to subscribers when the declaration lists it. Call it once the write
+ * has committed; a failure to tell is logged and does not undo the write.
+ */
+export function announce (app: FastifyInstance, resource: Resource, event: ResourceEvent, row: Record<string, unknown>): void {
+  if (!(resource.declaration.events ?? []).includes(event) || !app.hasDecorator('tandemEvents')) return
+  const topic = topicOf(resource, event)
+  const payload: ResourceEventPayload = { row }
+  app.tandemEvents.emitter.emit({ topic, payload }, (err?: Error) => {
+    if (err !== undefined && err !== null) app.log.warn({ err, topic }, 'could not publish an event')
+  })
+}
+
+/** Whether a subscriber may hear of `row`: the read rule, with owner rules narrowing to the caller's rows. */
+export function mayHear (resource: Resource, caller: AccessUser | undefined, row: Record<string, unknown>): boolean {
+  const owner = readableOwner(resource, caller)
+  return owner === undefined || Number(row[resource.declaration.owner as string]) === owner
 }

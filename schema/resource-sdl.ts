@@ -36,6 +36,21 @@ export function scalarOf (resource: Resource, field: string): string {
 
 const described = (text: string): string => JSON.stringify(text)
 
+function subscriptionSdl (resource: Resource, type: string, filters: string[]): string[] {
+  const events = resource.declaration.events ?? []
+  if (events.length === 0) return []
+  const equality = filters.filter((filter) => !filter.startsWith('q:'))
+  const args = equality.length === 0 ? '' : `(${equality.join(', ')})`
+  return [
+    'extend type Subscription {',
+    ...events.flatMap((event) => [
+      `  ${described(`Every ${resource.name} ${event} (after the write commits), or those with the given values.`)}`,
+      `  ${resource.name}${event.charAt(0).toUpperCase()}${event.slice(1)}${args}: ${type}!`
+    ]),
+    '}'
+  ]
+}
+
 /**
  * The GraphQL SDL of declared resources: a type per resource with its connection and inputs, and
  * its root fields as extensions of `Query` and `Mutation` — the same operations as the built-in
@@ -77,7 +92,8 @@ export function resourceSdl (resources: readonly Resource[]): string {
       `  ${names.update}(id: ID!, input: ${names.updateInput}!): ${names.type}`,
       `  ${described(`Deletes the ${resource.name}; false when there was none.`)}`,
       `  ${names.remove}(id: ID!): Boolean`,
-      '}'
+      '}',
+      ...subscriptionSdl(resource, names.type, filters)
     ].join('\n')
   }).join('\n')
 }

@@ -4,6 +4,8 @@ import { ListOf, ListQuery, Selectable } from './common.js'
 /** Who may do something to a declared resource. `owner` rules look at the declaration's `owner` column. */
 export type AccessRule = 'public' | 'authenticated' | 'admin' | 'owner' | 'ownerOrAdmin'
 export type ResourceAction = 'read' | 'create' | 'update' | 'delete'
+/** What a declared resource announces after a write commits: GraphQL subscriptions `labelCreated`… */
+export type ResourceEvent = 'created' | 'updated' | 'deleted'
 
 type Field<R extends TObject> = Extract<keyof Static<R>, string>
 
@@ -31,6 +33,8 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
   search?: ReadonlyArray<Field<R>>
   /** Who may do what. Default: `authenticated` reads and creates, `ownerOrAdmin` (or `admin` without an owner) changes. */
   auth?: Partial<Record<ResourceAction, AccessRule>>
+  /** Announced after the write commits, to the subscriptions `labelCreated`, `labelUpdated`, `labelDeleted`. Default: none. */
+  events?: readonly ResourceEvent[]
 }
 
 /** A declared resource: the declaration checked, and the contracts derived from it. */
@@ -113,6 +117,7 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     check(field !== declaration.owner, declaration, `${field} is the owner: it is set to the caller, never written`)
   }
   check(declaration.writable.length > 0, declaration, 'at least one field must be writable')
+  for (const event of declaration.events ?? []) check(['created', 'updated', 'deleted'].includes(event), declaration, `unknown event ${JSON.stringify(event)}`)
 
   const auth: Record<ResourceAction, AccessRule> = {
     read: 'authenticated',

@@ -1,16 +1,24 @@
+import type { GraphQLResolveInfo } from 'graphql'
 import type { IResolvers } from 'mercurius'
 import { cursorAfterId } from '../../db/pagination.js'
 import { resourceData, OWNER_FILTER } from '../../db/resource.js'
-import { assertMayChange, callerNeeded, createdValues, readableOwner } from '../../rules/resource.js'
+import { announce, assertMayChange, callerNeeded, createdValues, mayHear, readableOwner, topicOf, type ResourceEventPayload } from '../../rules/resource.js'
 import { forbidden, notFound } from '../../schema/errors.js'
 import type { AccessRule, Resource } from '../../schema/resource.js'
 import { camelCase, graphqlNames, scalarOf } from '../../schema/resource-sdl.js'
 import type { AccessUser } from '../auth.js'
 import type { TandemGraphqlContext as Context } from './context.js'
+import { answerOnce } from './event-answers.js'
 import { checkInput, listLimit, parseId } from './inputs.js'
+import { only, subscriptionStep } from './subscription-steps.js'
 
 type Args = Record<string, unknown>
 type Row = Record<string, unknown>
+
+/** Whether an event's value is the one a subscriber asked for (ids and numbers compared as numbers: events may come through JSON). */
+function sameValue (actual: unknown, wanted: unknown): boolean {
+  return typeof wanted === 'number' ? Number(actual) === wanted : actual === wanted
+}
 
 /** The caller a rule needs: none for public, any signed-in user, or an administrator. */
 async function callerFor (ctx: Context, rule: AccessRule): Promise<AccessUser | undefined> {
@@ -29,6 +37,7 @@ async function callerFor (ctx: Context, rule: AccessRule): Promise<AccessUser | 
 export function declaredResolvers (resources: readonly Resource[]): IResolvers<any, Context> {
   const Query: Record<string, unknown> = {}
   const Mutation: Record<string, unknown> = {}
+  const Subscription: Record<string, unknown> = {}
   for (const resource of resources) {
     const data = resourceData(resource)
     const names = graphqlNames(resource)
@@ -55,6 +64,13 @@ export function declaredResolvers (resources: readonly Resource[]): IResolvers<a
       return { secret: ctx.app.tandemConfig.jwtSecret, filters }
     }
 
+    // A subscription's equality filters, as [column, value] (ids parsed).
+    const subscriberFilters = (args: Args): Array<[string, unknown]> => (resource.declaration.filters ?? []).flatMap((column) => {
+      const value = args[camelCase(column)]
+      if (value === undefined || value === null) return []
+      return [[column, scalarOf(resource, column) === 'ID' ? parseId(value, camelCase(column)) : value]]
+    })
+
     Query[names.one] = async (_root: unknown, args: Args, ctx: Context) => {
       const caller = await callerFor(ctx, resource.auth.read)
       const row = await data.find(ctx.app.db, parseId(args.id, 'id'), undefined, readableOwner(resource, caller))
@@ -77,19 +93,36 @@ export function declaredResolvers (resources: readonly Resource[]): IResolvers<a
     Mutation[names.create] = async (_root: unknown, args: Args, ctx: Context) => {
       const caller = await callerFor(ctx, resource.auth.create)
       const input = checkInput<Row>(resource.schemas.create, asColumns(args.input as Args))
-      return shown(await data.create(ctx.app.db, createdValues(resource, caller, input)))
+      const row = await data.create(ctx.app.db, createdValues(resource, caller, input))
+      announce(ctx.app, resource, 'created', row)
+      return shown(row)
     }
     Mutation[names.update] = async (_root: unknown, args: Args, ctx: Context) => {
       const caller = await callerFor(ctx, resource.auth.update) as AccessUser
       const input = checkInput<Row>(resource.schemas.patch, asColumns(args.input as Args))
       const row = await data.update(ctx.app.db, parseId(args.id, 'id'), input, (current) => { assertMayChange(resource, 'update', caller, current) })
       if (row === undefined) throw notFound(resource.name)
+      announce(ctx.app, resource, 'updated', row)
       return shown(row)
     }
     Mutation[names.remove] = async (_root: unknown, args: Args, ctx: Context) => {
       const caller = await callerFor(ctx, resource.auth.delete) as AccessUser
-      return data.remove(ctx.app.db, parseId(args.id, 'id'), (current) => { assertMayChange(resource, 'delete', caller, current) })
+      const row = await data.remove(ctx.app.db, parseId(args.id, 'id'), (current) => { assertMayChange(resource, 'delete', caller, current) })
+      if (row !== undefined) announce(ctx.app, resource, 'deleted', row)
+      return row !== undefined
+    }
+    for (const event of resource.declaration.events ?? []) {
+      Subscription[topicOf(resource, event)] = {
+        subscribe: async (_root: unknown, args: Args, ctx: Context) => subscriptionStep(async () => {
+          const caller = await callerFor(ctx, resource.auth.read)
+          const wanted = subscriberFilters(args)
+          const events = await ctx.pubsub.subscribe<ResourceEventPayload>(topicOf(resource, event))
+          return only(events, ({ row }) => mayHear(resource, caller, row) && wanted.every(([column, value]) => sameValue(row[column], value)))
+        }),
+        // One answer per event and selection, shared by its subscribers.
+        resolve: async (payload: ResourceEventPayload, _args: Args, _ctx: Context, info: GraphQLResolveInfo) => answerOnce(payload, info, async () => shown(payload.row))
+      }
     }
   }
-  return { Query, Mutation } as IResolvers<any, Context>
+  return (Object.keys(Subscription).length === 0 ? { Query, Mutation } : { Query, Mutation, Subscription }) as IResolvers<any, Context>
 }

@@ -34,7 +34,8 @@ function mergedResolvers<C> (builtIn: IResolvers<any, C>, declared: IResolvers<a
   return {
     ...builtIn,
     Query: { ...builtIn.Query as object, ...declared.Query as object },
-    Mutation: { ...builtIn.Mutation as object, ...declared.Mutation as object }
+    Mutation: { ...builtIn.Mutation as object, ...declared.Mutation as object },
+    Subscription: { ...builtIn.Subscription as object, ...declared.Subscription as object }
   }
 }
 

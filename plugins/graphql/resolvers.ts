@@ -6,13 +6,14 @@ import { createPost, findPost, type Post } from '../../db/posts.js'
 import { findUser, listUsers, userRows } from '../../db/users.js'
 import { changeUser, removeUser, signUp, type AccountChanges } from '../../rules/accounts.js'
 import { authorOf } from '../../rules/posts.js'
-import { graphqlCode, notFound, TandemError } from '../../schema/errors.js'
+import { notFound } from '../../schema/errors.js'
 import { CreateCommentBody } from '../../schema/comments.js'
 import { ReplacePostBody } from '../../schema/posts.js'
 import { CreateUserBody, PatchUserBody } from '../../schema/users.js'
 import type { TandemEventMap } from '../events.js'
 import type { TandemGraphqlContext } from './context.js'
 import { answerOnce } from './event-answers.js'
+import { only, subscriptionStep } from './subscription-steps.js'
 import { checkInput, listLimit, parseId } from './inputs.js'
 import { withRelations } from './relations.js'
 
@@ -40,23 +41,6 @@ export const DateTime = new GraphQLScalarType<Date, string>({
     return date
   }
 })
-
-/** Runs a subscription resolver step; its errors reach the client with their code (subscriptions bypass the errorFormatter). */
-async function subscriptionStep<T> (step: () => Promise<T>): Promise<T> {
-  try {
-    return await step()
-  } catch (error) {
-    if (error instanceof TandemError) {
-      throw new GraphQLError(error.message, { extensions: error.field === undefined ? { code: graphqlCode(error.code) } : { code: graphqlCode(error.code), field: error.field } })
-    }
-    throw error
-  }
-}
-
-/** The events of `source` that `keep` accepts. */
-async function * only<T> (source: AsyncIterable<T>, keep: (value: T) => boolean): AsyncGenerator<T> {
-  for await (const value of source) if (keep(value)) yield value
-}
 
 type PostCreated = TandemEventMap['postCreated']
 type CommentAdded = TandemEventMap['commentAdded']

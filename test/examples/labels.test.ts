@@ -5,6 +5,7 @@ import t from 'tap'
 import { defineResource, Type } from '../../index.js'
 import { adminToken, apiClient, body, build, errorCodes, graphql, signedIn } from '../helpers/app.js'
 import '../helpers/source-package.js'
+import { connect, listening, subscribe } from '../helpers/subscriptions.js'
 
 const { labels, migrations } = await import('../../examples/labels.js')
 
@@ -185,6 +186,42 @@ t.test('GraphQL: the same resource, rules and cursors, with camelCase names', as
   t.same((await graphql(app, `mutation { deleteLabel(id: "${String(label.id)}") }`, { headers: bob.headers })).errors?.[0]?.extensions?.code, 'FORBIDDEN')
   t.same((await graphql(app, `mutation { deleteLabel(id: "${String(label.id)}") }`, { headers: ann.headers })).data, { deleteLabel: true })
   t.same((await graphql(app, `mutation { deleteLabel(id: "${String(label.id)}") }`, { headers: ann.headers })).data, { deleteLabel: false })
+})
+
+t.test('subscriptions: labelCreated, labelUpdated, labelDeleted after the write, filtered, from either style', async (t) => {
+  const { app, url } = await listening(t, { resources: [labels], migrations })
+  const ann = await signedIn(app, { name: 'Ann' })
+  const bob = await signedIn(app, { name: 'Bob' })
+  const asAnn = apiClient(app, ann.headers)
+  const client = connect(t, url, bob.headers)
+  const anns = subscribe(client, 'subscription ($owner: ID) { labelCreated(ownerId: $owner) { name ownerId createdAt } }', { owner: String(ann.id) })
+  const updated = subscribe(client, 'subscription { labelUpdated { name color } }')
+  const deleted = subscribe(client, 'subscription { labelDeleted { id name } }')
+  // Subscribing is asynchronous on the server: write until each subscription has heard a write.
+  for (let n = 0; anns.received.length === 0; n++) {
+    await asAnn('POST', '/labels', { name: `probe ${n}` })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    if (n > 100) throw new Error('the subscription never became live')
+  }
+  const probe = body<Label>(await asAnn('POST', '/labels', { name: 'probe last' }))
+  for (let n = 0; updated.received.length === 0 || deleted.received.length === 0; n++) {
+    await asAnn('PATCH', `/labels/${probe.id}`, { color: `#00000${n % 10}` })
+    if (deleted.received.length === 0) await asAnn('DELETE', `/labels/${(await asAnn('POST', '/labels', { name: `gone ${n}` }).then((res) => body<Label>(res))).id}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    if (n > 100) throw new Error('the subscriptions never became live')
+  }
+
+  await apiClient(app, bob.headers)('POST', '/labels', { name: 'by bob' })
+  await graphql(app, 'mutation { createLabel(input: {name: "by GraphQL"}) { id } }', { headers: ann.headers })
+  const heard = await anns.next((v) => v.labelCreated.name === 'by GraphQL')
+  t.match(heard, { labelCreated: { name: 'by GraphQL', ownerId: String(ann.id), createdAt: /Z$/ } })
+  t.notOk(anns.received.some((v: any) => v.labelCreated.name === 'by bob'), 'the ownerId filter holds')
+
+  const label = body<Label>(await asAnn('POST', '/labels', { name: 'watched' }))
+  await asAnn('PATCH', `/labels/${label.id}`, { color: '#123456' })
+  t.same(await updated.next((v) => v.labelUpdated.name === 'watched'), { labelUpdated: { name: 'watched', color: '#123456' } })
+  await graphql(app, `mutation { deleteLabel(id: "${label.id}") }`, { headers: ann.headers })
+  t.same(await deleted.next((v) => v.labelDeleted.name === 'watched'), { labelDeleted: { id: String(label.id), name: 'watched' } })
 })
 
 t.test('a mistaken declaration fails at start, naming the mistake', async (t) => {
