@@ -5,6 +5,7 @@ export { default as auth, LOGIN_FAILURES_PER_ACCOUNT, ownerOrAdmin, type AccessT
 export { default as rateLimiting, ATTEMPT_LIMITS, LOGIN_LIMITS } from './plugins/rate-limit.js'
 export { default as events, type TandemEventMap, type TandemEvents } from './plugins/events.js'
 export { default as health } from './plugins/health.js'
+export { default as overload } from './plugins/overload.js'
 export { default as housekeeping, PURGE_EVERY_MS } from './plugins/housekeeping.js'
 export { default as security } from './plugins/security.js'
 export { default as metrics, MAX_OPERATION_NAMES, OPERATION_LABELS, UNMATCHED_ROUTE, type RateLimitName, type TandemMetrics } from './plugins/metrics.js'

@@ -2,14 +2,22 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Type } from '@sinclair/typebox'
 import { ping } from '../db/health.js'
+import { OVERLOAD_RETRY_AFTER_SECONDS, servedUnderPressure, type PressureHandler } from './overload.js'
 
 const Status = Type.Object({ status: Type.String(), error: Type.Optional(Type.String()) })
 const READY_TIMEOUT_MS = 2_000
 
-/** `/health` answers while the process lives; `/ready` only while the database answers too. */
+/**
+ * `/health` answers while the process lives, overloaded or not; `/ready` only while the database
+ * answers too and the server is not overloaded (a load balancer then sends its requests elsewhere).
+ */
 async function health (app: FastifyInstance): Promise<void> {
-  app.get('/health', { schema: { hide: true, response: { 200: Status } } }, async () => ({ status: 'ok' }))
-  app.get('/ready', { schema: { hide: true, response: { 200: Status, 503: Status } } }, async (_request, reply) => {
+  app.get('/health', { schema: { hide: true, response: { 200: Status } }, config: { pressureHandler: servedUnderPressure } }, async () => ({ status: 'ok' }))
+  const overloaded: PressureHandler = (_request, reply) => {
+    reply.code(503).header('retry-after', OVERLOAD_RETRY_AFTER_SECONDS)
+    return { status: 'unavailable', error: 'the server is overloaded' }
+  }
+  app.get('/ready', { schema: { hide: true, response: { 200: Status, 503: Status } }, config: { pressureHandler: overloaded } }, async (_request, reply) => {
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS)

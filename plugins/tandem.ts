@@ -16,6 +16,7 @@ import rateLimiting from './rate-limit.js'
 import security from './security.js'
 import openapi from './openapi.js'
 import type { Resource } from '../schema/resource.js'
+import overload from './overload.js'
 import { restApi } from './rest.js'
 import tracing from './tracing.js'
 
@@ -62,6 +63,7 @@ async function tandem (app: FastifyInstance, options: TandemPluginOptions): Prom
   await app.register(security)
   await app.register(requestTimeout)
   await app.register(database, { ...connectOptions(config), db, migrations })
+  await app.register(overload)
   await app.register(health)
   await app.register(housekeeping)
   await app.register(auth)

@@ -48,6 +48,16 @@ export const TandemOptionsSchema = Type.Object({
    */
   requestTimeout: Type.Integer({ default: 30_000, minimum: 0 }),
   /**
+   * Milliseconds the event loop may lag, on average over a second, before new requests are answered
+   * 503 with `Retry-After` instead of waiting their turn (`/health` still answers). 0: off. @example 500
+   */
+  overloadMaxEventLoopDelay: Type.Integer({ default: 1000, minimum: 0 }),
+  /**
+   * Requests waiting for a connection of a real server's pool (`databaseUrl`) beyond which new
+   * requests are answered 503 with `Retry-After`. 0: off. @example 100
+   */
+  overloadMaxPoolWaiting: Type.Integer({ default: 500, minimum: 0 }),
+  /**
    * Where client addresses come from behind a reverse proxy (Fastify's `trustProxy`): `true` (trust
    * every hop), a hop count, or a comma-separated list of proxy addresses or CIDRs. Unset: the
    * socket's address, and `X-Forwarded-For` is ignored. @example '10.0.0.0/8,127.0.0.1'
