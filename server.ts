@@ -34,7 +34,7 @@ const [{ default: closeWithGrace }, { default: Fastify }, { default: drain }, { 
   import('./plugins/passwords.js')
 ])
 
-const app = Fastify(serverOptions(config))
+const app = Fastify(serverOptions(config, { stdoutIsTerminal: process.stdout.isTTY === true }))
 try {
   await app.register(drain)
   const db = await opening

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http'
+import { createRequire } from 'node:module'
 import type { FastifyHttpOptions, FastifyReply, FastifyRequest } from 'fastify'
 import type { ResolvedConfig } from './config.js'
 import { toErrorResponse } from './errors.js'
@@ -46,12 +47,44 @@ export function trustProxyOption (setting: string | undefined): boolean | string
   return setting.split(',').map((address) => address.trim()).join(',')
 }
 
+export type LogFormat = 'json' | 'pretty'
+
+/**
+ * How the log is written: `logFormat` when set, else pino-pretty's lines for a person at a terminal
+ * outside production, and pino's JSON lines (what log collectors read) everywhere else.
+ */
+export function logFormat (config: { logFormat?: LogFormat | undefined, nodeEnv?: string | undefined }, stdoutIsTerminal: boolean): LogFormat {
+  if (config.logFormat !== undefined) return config.logFormat
+  return stdoutIsTerminal && config.nodeEnv !== 'production' ? 'pretty' : 'json'
+}
+
+/**
+ * pino's transport for a format: none for JSON, which pino writes itself; pino-pretty for `pretty`,
+ * in a worker thread of pino's, and resolved from here so that a host finds Tandem's copy. The
+ * module is named, not imported, so that a JSON log never loads it.
+ */
+export function logTransport (format: LogFormat): { target: string, options: Record<string, unknown> } | undefined {
+  if (format === 'json') return undefined
+  return {
+    target: createRequire(import.meta.url).resolve('pino-pretty'),
+    options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }
+  }
+}
+
 /** How often Node looks for requests past `requestTimeout` (its own default would let a slow request run on that much longer). */
 const TIMEOUT_CHECK_MS = 1000
 
-/** The Fastify options Tandem's own server runs with; a host application can reuse them. */
-export function serverOptions (config: Pick<ResolvedConfig, 'logLevel'> & Partial<Pick<ResolvedConfig, 'trustProxy' | 'requestTimeout'>>): FastifyHttpOptions<Server> {
+/**
+ * The Fastify options Tandem's own server runs with; a host application can reuse them. Say whether
+ * stdout is a terminal (`process.stdout.isTTY`) to have a readable log there in development.
+ * @example Fastify(serverOptions(config, { stdoutIsTerminal: process.stdout.isTTY === true }))
+ */
+export function serverOptions (
+  config: Pick<ResolvedConfig, 'logLevel'> & Partial<Pick<ResolvedConfig, 'trustProxy' | 'requestTimeout' | 'logFormat' | 'nodeEnv'>>,
+  { stdoutIsTerminal = false }: { stdoutIsTerminal?: boolean } = {}
+): FastifyHttpOptions<Server> {
   const requestTimeout = config.requestTimeout ?? 30_000
+  const transport = logTransport(logFormat(config, stdoutIsTerminal))
   return {
     trustProxy: trustProxyOption(config.trustProxy),
     // Headers and body must arrive within this: a client trickling them holds a socket and a parser.
@@ -59,6 +92,7 @@ export function serverOptions (config: Pick<ResolvedConfig, 'logLevel'> & Partia
     http: { connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, requestTimeout === 0 ? TIMEOUT_CHECK_MS : requestTimeout) },
     logger: {
       level: config.logLevel,
+      ...(transport === undefined ? {} : { transport }),
       serializers: { req: serializeRequest },
       redact: {
         paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.accessToken', '*.token', '*.*.password', '*.*.accessToken', '*.*.token'],

@@ -102,6 +102,12 @@ export const TandemOptionsSchema = Type.Object({
   otelExporterOtlpEndpoint: Type.Optional(Type.String({ pattern: '^https?://' })),
   /** pino level. @example 'info' */
   logLevel: StringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, { default: 'info' }),
+  /**
+   * How the server entry point writes its log: `json` (pino's lines, one object each) or `pretty`
+   * (pino-pretty, for people). Unset: `pretty` when stdout is a terminal and `nodeEnv` is not
+   * `production`, else `json`. @example 'json'
+   */
+  logFormat: Type.Optional(StringEnum(['json', 'pretty'] as const)),
   /** `production` hides development aids and requires `jwtSecret`. @example 'production' */
   nodeEnv: Type.String({ default: 'development' }),
   /**

@@ -4,7 +4,8 @@ import { connect } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import Fastify from 'fastify'
 import t from 'tap'
-import { serverOptions, trustProxyOption } from '../../plugins/server-options.js'
+import { configFromEnv, ConfigError } from '../../plugins/config.js'
+import { logFormat, serverOptions, trustProxyOption } from '../../plugins/server-options.js'
 import tandem from '../../plugins/tandem.js'
 import { TEST_SECRET, testDb } from '../helpers/app.js'
 import { startServer } from '../helpers/processes.js'
@@ -76,4 +77,41 @@ t.test('regression: a body answered before it was read (413, 401, 429) broke the
   t.same([...new Set(await answersTo(url + '/api/v1/posts', large, 10))], ['401'], 'a large body without a token: every client reads the 401')
   await answersTo(url + '/api/v1/users', Buffer.from('{}'), 10)
   t.same([...new Set(await answersTo(url + '/api/v1/users', large, 10))], ['429'], 'over the rate limit: every client reads the 429')
+})
+
+t.test('logs: JSON unless a person reads them at a terminal outside production, or LOG_FORMAT says otherwise', async (t) => {
+  t.equal(logFormat({ nodeEnv: 'development' }, false), 'json', 'stdout piped to a collector: JSON')
+  t.equal(logFormat({ nodeEnv: 'development' }, true), 'pretty', 'a terminal in development: pino-pretty')
+  t.equal(logFormat({}, true), 'pretty', 'development is the default')
+  t.equal(logFormat({ nodeEnv: 'production' }, true), 'json', 'production, even at a terminal: JSON')
+  t.equal(logFormat({ logFormat: 'json', nodeEnv: 'development' }, true), 'json', 'LOG_FORMAT=json wins')
+  t.equal(logFormat({ logFormat: 'pretty', nodeEnv: 'production' }, false), 'pretty', 'LOG_FORMAT=pretty wins')
+
+  const transportOf = (options: ReturnType<typeof serverOptions>) => (options.logger as { transport?: { target: string } }).transport
+  t.equal(transportOf(serverOptions({ logLevel: 'info' })), undefined, 'JSON: pino writes it itself, no transport')
+  t.match(transportOf(serverOptions({ logLevel: 'info' }, { stdoutIsTerminal: true }))?.target, /pino-pretty/, 'pretty: pino-pretty')
+
+  t.equal(configFromEnv({ LOG_FORMAT: 'pretty' }).logFormat, 'pretty')
+  t.equal(configFromEnv({}).logFormat, undefined, 'unset: decided by NODE_ENV and the terminal')
+  t.throws(() => configFromEnv({ LOG_FORMAT: 'xml' }), ConfigError)
+})
+
+const isJson = (line: string): boolean => {
+  try {
+    return typeof JSON.parse(line) === 'object'
+  } catch {
+    return false
+  }
+}
+
+t.test('LOG_FORMAT=pretty: the server writes lines for people, not JSON', async (t) => {
+  const server = await startServer(t, { LOG_FORMAT: 'pretty', LOG_LEVEL: 'info' })
+  await fetch(`${server.url}/health`)
+  // pino-pretty writes from a worker thread: its lines arrive a little after the answer.
+  for (let i = 0; i < 100 && !server.stdout().includes('request completed'); i++) await new Promise((resolve) => setTimeout(resolve, 100))
+  const lines = server.stdout().split('\n').filter((line) => line.trim() !== '')
+  t.match(server.stdout(), /^\[[0-9:.]+\] INFO: Server listening at http:\/\/127\.0\.0\.1:[0-9]+$/m)
+  t.match(server.stdout(), /^\[[0-9:.]+\] INFO: request completed$/m)
+  t.match(server.stdout(), /"url": "\/health"/, 'with the request itself, indented below')
+  t.same(lines.filter(isJson), [], 'no line is JSON')
 })
