@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { TandemOptions } from '../schema/options.js'
 import auth from './auth.js'
-import { useConfig } from './config.js'
+import { ConfigError, useConfig } from './config.js'
 import database, { connectOptions, type DatabaseOptions } from './database.js'
 import { errorHandler, notFoundHandler } from './errors.js'
 import events from './events.js'
@@ -44,23 +44,37 @@ export interface TandemPluginOptions extends TandemOptions {
    * @example true
    */
   tracing?: boolean | TracerProvider
+  /**
+   * Add Tandem's HTTP headers to every answer of the application, the host's routes included:
+   * helmet's headers, a strict `Content-Security-Policy` on all but HTML, `x-request-id`, and CORS
+   * when `corsOrigins` is set (the `security` plugin). Default: true; false adds none of them, for a
+   * host that sets its own (with @fastify/helmet and @fastify/cors, say). @example false
+   */
+  security?: boolean
 }
 
 /**
  * Everything at once: configuration, database, `/health` and `/ready`, access tokens, rate limiting,
- * the REST API under `/api` and GraphQL at `/graphql`, and OpenTelemetry traces when asked for.
+ * the REST API under `/api` and GraphQL at `/graphql`, and OpenTelemetry traces when asked for. What
+ * it adds to the application's root (its headers on every answer, overload answers, the 408 of a slow
+ * body) is listed in the README, with the option that turns each off.
  * @example
  * await app.register(tandem, { databaseUrl: process.env.DATABASE_URL })
  */
 async function tandem (app: FastifyInstance, options: TandemPluginOptions): Promise<void> {
-  const { db, rootHandlers, openapi: withOpenApi, graphql: withGraphql, resources, migrations, tracing: traced, ...rest } = options
+  const { db, rootHandlers, openapi: withOpenApi, graphql: withGraphql, resources, migrations, tracing: traced, security: withSecurity, ...rest } = options
   const config = useConfig(app, rest)
   // First, so that every hook and route after it is traced.
   if (traced === true || (traced === undefined && config.otelExporterOtlpEndpoint !== undefined)) await app.register(tracing)
   else if (typeof traced === 'object') await app.register(tracing, { tracerProvider: traced })
   // Then metrics: its hooks time every request, and the plugins below report to it when they find it.
   if (metricsEnabled(config)) await app.register(metrics)
-  await app.register(security)
+  if (withSecurity === false) {
+    // CORS is part of the headers left to the host: an origin list that nothing applies is a mistake.
+    if (config.corsOrigins !== undefined) throw new ConfigError('invalid configuration: corsOrigins needs security; with security: false, register @fastify/cors yourself')
+  } else {
+    await app.register(security)
+  }
   await app.register(requestTimeout)
   await app.register(database, { ...connectOptions(config), db, migrations })
   await app.register(overload)

@@ -1,9 +1,13 @@
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { configFromEnv, ConfigError } from '../../plugins/config.js'
 import { GRAPHIQL_CSP } from '../../plugins/graphql/graphiql.js'
-import { API_CSP, MAX_REQUEST_ID_LENGTH, parseCorsOrigins } from '../../plugins/security.js'
-import { authHeaders, body, build } from '../helpers/app.js'
+import { API_CSP, helmetHeaders, MAX_REQUEST_ID_LENGTH, parseCorsOrigins, REQUEST_ID_HEADER } from '../../plugins/security.js'
+import { serverOptions } from '../../plugins/server-options.js'
+import tandem, { type TandemPluginOptions } from '../../plugins/tandem.js'
+import { authHeaders, body, build, TEST_SECRET, testDb } from '../helpers/app.js'
+
+type Test = Parameters<Parameters<typeof t.test>[0]>[0]
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -170,4 +174,52 @@ t.test('production mode: no GraphiQL, and no stack or internals in a 500', async
 t.test('development mode serves GraphiQL', async (t) => {
   const app = await build(t, { nodeEnv: 'development' })
   t.equal((await app.inject({ url: '/graphiql' })).statusCode, 200)
+})
+
+/** A host application with routes of its own, added before and after Tandem (when `options` are given) registers. */
+async function hostApp (t: Test, options?: TandemPluginOptions): Promise<FastifyInstance> {
+  const app = Fastify(serverOptions({ logLevel: 'silent' }))
+  app.get('/before', async () => ({ host: true }))
+  if (options !== undefined) await app.register(tandem, { db: await testDb(), jwtSecret: TEST_SECRET, ...options })
+  app.get('/after', async () => ({ host: true }))
+  await app.ready()
+  t.teardown(() => app.close())
+  return app
+}
+
+const tandemHeaders = [...Object.keys(helmetHeaders()), 'content-security-policy', REQUEST_ID_HEADER]
+const request = { headers: { 'x-request-id': 'host-call-1', origin: 'https://app.example.com' } }
+
+t.test('by default the host\'s own routes get Tandem\'s headers too, as the README says', async (t) => {
+  const app = await hostApp(t, { corsOrigins: 'https://app.example.com' })
+  for (const url of ['/before', '/after']) {
+    const res = await app.inject({ url, ...request })
+    t.same(body(res), { host: true }, url)
+    t.same(tandemHeaders.filter((name) => res.headers[name] === undefined), [], `${url}: helmet's headers, the CSP and x-request-id`)
+    t.equal(res.headers['strict-transport-security'], 'max-age=31536000; includeSubDomains', url)
+    t.equal(res.headers['content-security-policy'], API_CSP, url)
+    t.equal(res.headers['access-control-allow-origin'], 'https://app.example.com', `${url}: CORS`)
+  }
+})
+
+t.test('security: false: a host route gets none of Tandem\'s headers, and Tandem still serves', async (t) => {
+  const bare = await hostApp(t)
+  const app = await hostApp(t, { security: false })
+  for (const url of ['/before', '/after']) {
+    const res = await app.inject({ url, ...request })
+    t.same(body(res), { host: true }, url)
+    t.same(tandemHeaders.filter((name) => res.headers[name] !== undefined), [], `${url}: no helmet header, no CSP, no x-request-id`)
+    t.same(Object.keys(res.headers).sort(), Object.keys((await bare.inject({ url, ...request })).headers).sort(), `${url}: the headers of the same application without Tandem`)
+  }
+  const products = await app.inject({ url: '/api/v1/products', ...request })
+  t.equal(products.statusCode, 200, 'Tandem\'s routes answer')
+  t.equal(products.headers['content-security-policy'], undefined, 'without Tandem\'s headers either: the host sets its own')
+  t.equal(products.headers['access-control-allow-origin'], undefined)
+})
+
+t.test('security: false with corsOrigins is refused at start: nothing would apply them', async (t) => {
+  const app = Fastify(serverOptions({ logLevel: 'silent' }))
+  t.teardown(() => app.close())
+  const db = await testDb()
+  await t.rejects(async () => { await app.register(tandem, { db, jwtSecret: TEST_SECRET, security: false, corsOrigins: 'https://app.example.com' }) }, /corsOrigins needs security/)
 })
