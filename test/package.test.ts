@@ -1,8 +1,9 @@
 // The package as an importer gets it: built, packed, installed into a fresh application that has
 // its own routes, hooks and error handler, type-checked there, and registered both all at once
-// (`tandem`) and à la carte (database + auth + routes under /v2api + graphql).
+// (`tandem`) and à la carte (database + auth + routes under /v2api + graphql); and installed beside
+// the oldest Fastify its peer dependency allows, with the README's snippet.
 import { execFile } from 'node:child_process'
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -19,6 +20,9 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 const tsc = join(root, 'node_modules/typescript/bin/tsc')
 const secret = 'a-host-secret-long-enough'
 const skipped = new Set(['node_modules', 'dist', '.git', '.data', '.tap', 'coverage', 'test', 'bench'])
+
+// Two installs, two type-checks and three embedded databases: more than tap's 120 s on a busy machine.
+t.setTimeout(360_000)
 
 const work = mkdtempSync(join(tmpdir(), 'tandem-package-'))
 t.teardown(() => rmSync(work, { recursive: true, force: true }))
@@ -51,15 +55,44 @@ async function pack (): Promise<{ tarball: string, files: string[] } | { failed:
   return { tarball: join(work, info.filename), files: info.files.map((file) => file.path) }
 }
 
-/** A fresh application with the tarball installed, the examples copied in and compiled with tsc. */
-async function hostApplication (tarball: string): Promise<{ dir: string, typecheck: Promise<string> }> {
-  const dir = join(work, 'host')
+/** The oldest Fastify that package.json's `peerDependencies` allows: `^5.5.0` → `5.5.0`. */
+const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { peerDependencies: { fastify: string } }
+const oldestFastify = manifest.peerDependencies.fastify.replace(/^\^/, '')
+
+/** The README's first TypeScript snippet under "Using the plugins in your own Fastify application", as written. */
+function readmeSnippet (): string {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8')
+  const section = readme.slice(readme.indexOf('## Using the plugins in your own Fastify application'))
+  const snippet = /```ts\n([\s\S]*?)```/.exec(section)?.[1]
+  if (snippet === undefined) throw new Error('the README has no TypeScript snippet for hosts')
+  return snippet
+}
+
+// A host on the oldest Fastify allowed: Tandem's decorators are typed on the host's own instance, and
+// `serverOptions()` is understood (its router settings need that Fastify).
+const peerHost = `import Fastify, { type FastifyInstance } from 'fastify'
+import { serverOptions, tandem, type TandemOptions } from 'tandem-api'
+
+export async function buildHost (options: TandemOptions): Promise<FastifyInstance> {
+  const app = Fastify(serverOptions({ logLevel: 'silent' }))
+  await app.register(tandem, options)
+  app.get('/user-count', async () => ({ users: (await app.db.selectFrom('users').select('id').execute()).length }))
+  return app
+}
+`
+
+/**
+ * A fresh application in `work/<name>` with the tarball and `packages` installed, `files` written
+ * there and compiled with tsc.
+ */
+async function hostApplication (tarball: string, name: string, packages: string[], files: Record<string, string>): Promise<{ dir: string, typecheck: Promise<string> }> {
+  const dir = join(work, name)
   mkdirSync(dir)
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'host', private: true, type: 'module' }))
   // What a TypeScript host has besides: Node's types, and those of ws that Mercurius's types import.
   const typings = ['@types/node@20', '@types/ws@8']
-  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--no-package-lock', tarball, ...typings], { cwd: dir })
-  for (const example of ['host-app.ts', 'all-in-one.ts', 'labels.ts']) copyFileSync(join(root, 'examples', example), join(dir, example))
+  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--no-package-lock', tarball, ...packages, ...typings], { cwd: dir })
+  for (const [file, text] of Object.entries(files)) writeFileSync(join(dir, file), text)
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
     compilerOptions: {
       target: 'ES2022',
@@ -81,11 +114,34 @@ async function importHost (dir: string, file: string): Promise<(options: Record<
   return module.buildHost
 }
 
-const packed = await pack()
-// Installed before any test starts: the tests below only read what is ready.
-const host = 'failed' in packed ? undefined : await hostApplication(packed.tarball)
+/** Every copy of Fastify installed under `dir`, as `node_modules/…/fastify@version`. */
+function fastifyCopies (dir: string, modules = 'node_modules'): string[] {
+  let entries: string[]
+  try {
+    entries = readdirSync(join(dir, modules))
+  } catch {
+    return []
+  }
+  return entries
+    .flatMap((entry) => entry.startsWith('@') ? readdirSync(join(dir, modules, entry)).map((name) => `${entry}/${name}`) : [entry])
+    .flatMap((name) => {
+      const path = `${modules}/${name}`
+      const own = name === 'fastify' ? [`${path}@${(JSON.parse(readFileSync(join(dir, path, 'package.json'), 'utf8')) as { version: string }).version}`] : []
+      return [...own, ...fastifyCopies(dir, `${path}/node_modules`)]
+    })
+}
 
-if ('failed' in packed || host === undefined) {
+const examples = Object.fromEntries(['host-app.ts', 'all-in-one.ts', 'labels.ts'].map((file) => [file, readFileSync(join(root, 'examples', file), 'utf8')]))
+const packed = await pack()
+// Installed before any test starts (both at once): the tests below only read what is ready.
+const [host, oldest] = 'failed' in packed
+  ? [undefined, undefined]
+  : await Promise.all([
+    hostApplication(packed.tarball, 'host', [], examples),
+    hostApplication(packed.tarball, 'host-oldest', [`fastify@${oldestFastify}`], { ...examples, 'readme.ts': readmeSnippet(), 'peer-host.ts': peerHost })
+  ])
+
+if ('failed' in packed || host === undefined || oldest === undefined) {
   t.plan(0, `skipped: the package could not be built, so it cannot be tested as an importer would: ${'failed' in packed ? packed.failed : ''}`)
 } else {
   const { files } = packed
@@ -198,5 +254,34 @@ if ('failed' in packed || host === undefined) {
     t.same(json(query), { data: { __typename: 'Query' } })
     const spec = await app.inject('/openapi.json')
     t.equal(spec.statusCode, 200)
+  })
+
+  t.test('a host installs one Fastify, its own: fastify is a peer dependency', async (t) => {
+    t.same(fastifyCopies(host.dir).map((copy) => copy.replace(/@.*$/, '')), ['node_modules/fastify'], 'the latest allowed, installed for the host')
+    t.same(fastifyCopies(oldest.dir), [`node_modules/fastify@${oldestFastify}`], 'the oldest allowed, as the host asked')
+  })
+
+  t.test(`regression: a host on Fastify ${oldestFastify} (the oldest allowed) type-checks app.register(tandem, …), app.db and the README snippet`, async (t) => {
+    t.equal(await oldest.typecheck, '')
+  })
+
+  t.test(`a host on Fastify ${oldestFastify}: Tandem registers on it, app.db is its own, serverOptions() takes effect`, async (t) => {
+    if (await oldest.typecheck !== '') return t.fail('the host did not compile')
+    const app = await (await importHost(oldest.dir, 'peer-host.js'))({ jwtSecret: secret, logLevel: 'silent', ...await databaseOf(t) })
+    t.teardown(() => app.close())
+    await app.ready()
+    t.same(json(await app.inject('/user-count')), { users: 0 })
+    t.equal((await app.inject('/api/v1/products/')).statusCode, 200, 'a trailing slash is ignored: the router read routerOptions')
+    t.equal((await app.inject('/api//v1/products')).statusCode, 200, 'and so are duplicate slashes')
+  })
+
+  t.test('the README snippet, run as written, registers Tandem', async (t) => {
+    if (await oldest.typecheck !== '') return t.fail('the snippet did not compile')
+    const server = serverUrl()
+    const database = server === undefined ? {} : { DATABASE_URL: await serverDatabase(t, server) }
+    const { DATABASE_URL: _suite, ...rest } = env
+    const result = await execFileAsync(process.execPath, [join(oldest.dir, 'out', 'readme.js')], { cwd: oldest.dir, env: { ...rest, ...database, JWT_SECRET: secret } })
+      .then(() => 'exited 0', (error: { code?: number, stderr?: string }) => `exited ${String(error.code)}: ${error.stderr ?? ''}`)
+    t.equal(result, 'exited 0')
   })
 }
