@@ -1,8 +1,9 @@
 // The worked example of CONTRACT §9: a host's own resource, declared once, with the conventions of
 // the built-in ones. It is imported as a host would ('tandem-api'), from the sources here.
+import { readFileSync } from 'node:fs'
 import { sql } from 'kysely'
 import t from 'tap'
-import { defineResource, Type } from '../../index.js'
+import { defineResource, resourceSdl, Type } from '../../index.js'
 import { adminToken, apiClient, body, build, errorCodes, graphql, signedIn } from '../helpers/app.js'
 import '../helpers/source-package.js'
 import { connect, listening, subscribe } from '../helpers/subscriptions.js'
@@ -222,6 +223,10 @@ t.test('subscriptions: labelCreated, labelUpdated, labelDeleted after the write,
   t.same(await updated.next((v) => v.labelUpdated.name === 'watched'), { labelUpdated: { name: 'watched', color: '#123456' } })
   await graphql(app, `mutation { deleteLabel(id: "${label.id}") }`, { headers: ann.headers })
   t.same(await deleted.next((v) => v.labelDeleted.name === 'watched'), { labelDeleted: { id: String(label.id), name: 'watched' } })
+})
+
+t.test('examples/labels.graphql is the SDL the declaration gives (regenerate: npx tsx examples/print-sdl.ts > examples/labels.graphql)', async (t) => {
+  t.equal(resourceSdl([labels]) + '\n', readFileSync(new URL('../../examples/labels.graphql', import.meta.url), 'utf8'))
 })
 
 t.test('a mistaken declaration fails at start, naming the mistake', async (t) => {
