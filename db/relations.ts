@@ -68,6 +68,34 @@ export async function firstChildren<R extends Row> (
   return byParent
 }
 
+/**
+ * The first `limit` rows of `table` (by id) linked to each of `parentIds` through the join table
+ * `through` (`key` names the parent, `otherKey` the row), in ONE statement, as `firstChildren`
+ * does for a direct key: for each parent an index range scan on the join table's (key, otherKey).
+ */
+export async function firstThrough<R extends Row> (
+  db: Db,
+  link: { table: string, through: string, key: string, otherKey: string },
+  parentIds: readonly number[],
+  columns: readonly string[],
+  limit = EMBEDDED_LIMIT
+): Promise<Map<number, R[]>> {
+  const byParent = new Map<number, R[]>(parentIds.map((id) => [id, []]))
+  if (parentIds.length === 0) return byParent
+  const { table, through, key, otherKey } = link
+  const shape = `through ${table} ${through} ${key} ${otherKey} ${columns.join(',')}`
+  const compiled = shapesOf(db).compileLimited(shape, [idArray(parentIds)], [limit], ([ids], [max]) => sql<R & { tandem_parent: number }>`
+    select parent.key as tandem_parent, children.* from unnest(${ids}::bigint[]) as parent (key)
+    cross join lateral (
+      select ${sql.join(columns.map((c) => sql.ref(`other.${c}`)))} from ${sql.table(through)} as link
+      join ${sql.table(table)} as other on other.id = link.${sql.ref(otherKey)}
+      where link.${sql.ref(key)} = parent.key order by other.id limit ${max}
+    ) children`.compile(db))
+  const rows = await readRows<R & { tandem_parent: number }>(db, compiled)
+  for (const { tandem_parent: parent, ...row } of rows) byParent.get(Number(parent))?.push(row as unknown as R)
+  return byParent
+}
+
 /** Rows of `table` whose id is one of `ids`, in ONE statement, keyed by id. */
 export async function rowsById<R extends Row> (db: Db, table: keyof Database, ids: readonly number[], columns: readonly string[]): Promise<Map<number, R>> {
   const found = new Map<number, R>()

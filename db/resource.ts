@@ -1,10 +1,16 @@
 import type { TSchema } from '@sinclair/typebox'
 import { sql, type Kysely } from 'kysely'
+import type { Relation } from '../schema/relation-targets.js'
 import { acceptsNull, type Resource } from '../schema/resource.js'
+import { commentList } from './comments.js'
 import type { Db } from './connect.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
 import { paginate, parseFields, selectColumns, type BaseQuery, type Filter, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
+import { postList } from './posts.js'
+import { EMBEDDED_LIMIT, firstChildren, firstThrough, rowsById } from './relations.js'
 import { searchFilter } from './search.js'
+import type { Database } from './types.js'
+import { userList } from './users.js'
 
 /** The filter that narrows a list to one owner's rows (for `owner` read rules); not a query parameter. */
 export const OWNER_FILTER = '$owner'
@@ -68,4 +74,54 @@ export function resourceData (resource: Resource): ResourceData {
       })
     }
   }
+}
+
+// The built-in resources' list specs, for relations that reach them.
+const builtInLists: Readonly<Record<string, ListSpec>> = { user: userList, post: postList, comment: commentList }
+
+/** The filter that narrows a related list to one parent's rows; not a query parameter. */
+export const PARENT_FILTER = '$parent'
+
+/** What a relation reads: its target's columns, and its list (narrowed to one parent) for `/{plural}/{id}/{relation}`. */
+export interface RelationData {
+  readonly relation: Relation
+  readonly columns: readonly string[]
+  /** The target's list, with `PARENT_FILTER` for the parent's id. */
+  readonly list: ListSpec
+}
+
+/** The statements of one relation, made once (their compiled forms are kept per list spec). */
+export function relationData (relation: Relation): RelationData {
+  const { target } = relation
+  const base = target.resource === undefined ? builtInLists[target.name] as ListSpec : resourceData(target.resource).list
+  const columns = base.columns
+  const parent: Filter = relation.kind === 'manyToMany'
+    ? { where: (query, id) => query.where(sql<boolean>`${sql.ref(`${target.table}.id`)} in (select ${sql.ref(relation.otherKey as string)} from ${sql.table(relation.through as string)} where ${sql.ref(relation.key)} = ${id})`) }
+    : { where: (query, id) => query.where(sql.ref(`${target.table}.${relation.key}`), '=', id) }
+  return { relation, columns, list: { ...base, filters: { ...base.filters, [PARENT_FILTER]: parent } } }
+}
+
+/**
+ * Adds the relations `wanted` to `rows` (each row needs the columns the relations are found by:
+ * `id`, and a belongsTo's key): one statement per relation, whatever the number of rows.
+ */
+export async function embedRelations (db: Db, rows: Row[], relations: readonly RelationData[]): Promise<void> {
+  if (rows.length === 0) return
+  await Promise.all(relations.map(async ({ relation, columns }) => {
+    const { target, key } = relation
+    const table = target.table as keyof Database
+    if (relation.kind === 'belongsTo') {
+      const found = await rowsById(db, table, rows.map((row) => Number(row[key])).filter((id) => Number.isSafeInteger(id)), columns)
+      for (const row of rows) row[relation.name] = found.get(Number(row[key])) ?? null
+      return
+    }
+    const ids = rows.map((row) => Number(row.id))
+    const found = relation.kind === 'manyToMany'
+      ? await firstThrough(db, { table: target.table, through: relation.through as string, key, otherKey: relation.otherKey as string }, ids, columns)
+      : await firstChildren(db, table, key, ids, columns, relation.kind === 'hasOne' ? 1 : EMBEDDED_LIMIT)
+    for (const row of rows) {
+      const children = found.get(Number(row.id)) ?? []
+      row[relation.name] = relation.kind === 'hasOne' ? children[0] ?? null : children
+    }
+  }))
 }

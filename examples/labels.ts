@@ -1,6 +1,7 @@
-// A host application's own resource: labels that users make for themselves, with every convention
-// of the built-in resources (keyset pages, filters, sort, `fields`, `q`, ETags, Idempotency-Key,
-// the error model, access rules, OpenAPI), from one declaration and one migration.
+// A host application's own resource: labels that users make for themselves and that posts carry,
+// with every convention of the built-in resources (keyset pages, filters, sort, `fields`, `include`,
+// `q`, ETags, Idempotency-Key, the error model, access rules, OpenAPI, GraphQL, subscriptions), from
+// one declaration and one migration.
 // Run it with `npx tsx examples/labels.ts` once the package is built (or installed).
 import { pathToFileURL } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -23,6 +24,10 @@ export const labels = defineResource({
   sort: ['id', 'name', 'created_at'],
   filters: ['name', 'owner_id'],
   search: ['name'],
+  relations: {
+    owner: { belongsTo: 'user', key: 'owner_id' },
+    posts: { manyToMany: 'post', through: 'post_labels', key: 'label_id', otherKey: 'post_id' }
+  },
   auth: { read: 'authenticated', create: 'authenticated', update: 'owner', delete: 'ownerOrAdmin' },
   events: ['created', 'updated', 'deleted']
 })
@@ -47,8 +52,16 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('labels_name_id_idx').on('labels').columns(['name', 'id']).execute()
       await db.schema.createIndex('labels_created_at_id_idx').on('labels').columns(['created_at', 'id']).execute()
       await sql`create index labels_name_trgm_idx on labels using gin ((coalesce(name::text, '')) gin_trgm_ops)`.execute(db)
+      // Which posts carry which labels: the primary key serves a label's posts, the index a post's labels.
+      await db.schema.createTable('post_labels')
+        .addColumn('label_id', 'integer', (col) => col.notNull().references('labels.id').onDelete('cascade'))
+        .addColumn('post_id', 'integer', (col) => col.notNull().references('posts.id').onDelete('cascade'))
+        .addPrimaryKeyConstraint('post_labels_pkey', ['label_id', 'post_id'])
+        .execute()
+      await db.schema.createIndex('post_labels_post_id_label_id_idx').on('post_labels').columns(['post_id', 'label_id']).execute()
     },
     async down (db: Kysely<any>) {
+      await db.schema.dropTable('post_labels').execute()
       await db.schema.dropTable('labels').execute()
     }
   }

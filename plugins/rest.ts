@@ -40,7 +40,7 @@ export async function restScope (scope: FastifyInstance, options: { rateLimit?: 
 export async function restApi (app: FastifyInstance, resources: readonly Resource[] = []): Promise<void> {
   const routes: FastifyPluginAsync = async (version) => {
     await version.register(resourceRoutes)
-    for (const resource of resources) await version.register(declaredRoutes(resource))
+    for (const resource of resources) await version.register(declaredRoutes(resource, resources))
   }
   await app.register(async (api) => {
     // /health and /ready are outside this scope and never limited.

@@ -1,11 +1,15 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify'
-import { OWNER_FILTER, resourceData } from '../db/resource.js'
+import { Type, type TSchema } from '@sinclair/typebox'
+import { parseInclude } from '../db/relations.js'
+import { embedRelations, OWNER_FILTER, PARENT_FILTER, relationData, resourceData, type RelationData } from '../db/resource.js'
 import type { AuthRule } from '../plugins/auth.js'
 import { requireAuth } from '../plugins/auth.js'
 import { announce, assertMayChange, callerNeeded, createdValues, readableOwner, replacedValues } from '../rules/resource.js'
-import { IdParams, ItemQuery, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
+import { IdParams, ItemQuery, ListOf, ListQuery, NoContent, NotModified, Selectable, WriteQuery, errors } from '../schema/common.js'
 import { badRequest, notFound } from '../schema/errors.js'
+import { resolveRelations } from '../schema/relation-targets.js'
 import type { AccessRule, Resource } from '../schema/resource.js'
+import { paginate, type Row } from '../db/pagination.js'
 import { etagOf, ifMatch, sendEntity } from './conditional.js'
 import { found, sendList } from './reply.js'
 
@@ -19,13 +23,33 @@ function routeAuth (rule: AccessRule): AuthRule | undefined {
 }
 
 function noInclude (query: Query): void {
-  if (query.include !== undefined && query.include !== '') throw badRequest('this resource has no relations to include', 'include')
+  if (query.include !== undefined && query.include !== '') throw badRequest('cannot include relations in a related list', 'include')
 }
 
-/** The REST routes of a declared resource: `GET/POST /{plural}`, `GET/PUT/PATCH/DELETE /{plural}/{id}`. */
-export function declaredRoutes (resource: Resource): FastifyPluginAsync {
+/** A representation narrowed by `fields=`, with its relations as `include=` embeds them. */
+function selectionWith (item: { properties: Record<string, TSchema> }, relations: readonly RelationData[]): TSchema {
+  const properties: Record<string, TSchema> = {}
+  for (const [field, schema] of Object.entries(item.properties)) if (field !== 'id') properties[field] = schema
+  for (const { relation } of relations) {
+    properties[relation.name] = relation.list
+      ? Type.Array(relation.target.item, { maxItems: 20, description: `The first 20 ${relation.name}, by id.` })
+      : Type.Union([relation.target.item, Type.Null()])
+  }
+  return Selectable(properties)
+}
+
+/**
+ * The REST routes of a declared resource: `GET/POST /{plural}`, `GET/PUT/PATCH/DELETE /{plural}/{id}`,
+ * and `GET /{plural}/{id}/{relation}` for its list relations. `resources` are every declared
+ * resource, where its relations' targets are found.
+ */
+export function declaredRoutes (resource: Resource, resources: readonly Resource[] = [resource]): FastifyPluginAsync {
   const data = resourceData(resource)
-  const { schemas, plural, auth } = resource
+  const relations = resolveRelations(resource, resources).map(relationData)
+  const relationNames = relations.map(({ relation }) => relation.name)
+  const { plural, auth } = resource
+  const selection = selectionWith(resource.schemas.item, relations)
+  const schemas = { ...resource.schemas, selection, list: ListOf(selection) }
   const tags = [plural]
   const filterNames = [...resource.declaration.filters ?? [], ...(resource.declaration.search ?? []).length > 0 ? ['q'] : []]
   const withAuth = (rule: AccessRule, transaction = false): RouteShorthandOptions['config'] => {
@@ -49,16 +73,64 @@ export function declaredRoutes (resource: Resource): FastifyPluginAsync {
       }
     }
 
+    /**
+     * What `include=` asks: the relations (a 401 when one needs a caller the route does not), the
+     * `fields` that also read the keys they are found by, and what embeds them and drops those keys.
+     */
+    const includes = async (request: FastifyRequest, query: Query) => {
+      const wanted = parseInclude(relationNames, query.include)
+      const included = relations.filter(({ relation }) => wanted.has(relation.name))
+      if (auth.read === 'public' && included.some(({ relation }) => relation.target.read !== 'public')) await app.accessTokens.authenticate(request)
+      const keys = included.filter(({ relation }) => relation.kind === 'belongsTo').map(({ relation }) => relation.key)
+      const asked = query.fields?.split(',').map((field) => field.trim())
+      const added = asked === undefined ? [] : keys.filter((key) => !asked.includes(key))
+      return {
+        fields: added.length === 0 ? query.fields : `${query.fields ?? ''},${added.join(',')}`,
+        embed: async (rows: Row[]) => {
+          await embedRelations(app.db, rows, included)
+          for (const row of rows) for (const key of added) delete row[key]
+        }
+      }
+    }
+
+    for (const related of relations.filter(({ relation }) => relation.list)) {
+      const { relation, list } = related
+      const relatedItem = selectionWith(relation.target.item, [])
+      const searchable = list.filters?.q !== undefined
+      app.get(`/${plural}/:id/${relation.name}`, {
+        config: withAuth(auth.read),
+        schema: {
+          tags,
+          summary: `List the ${relation.name} of a ${resource.name}`,
+          params: IdParams,
+          querystring: ListQuery(Object.keys(list.sortable), {}),
+          response: { 200: ListOf(relatedItem), ...errors(400, 401, 404, 429) }
+        }
+      }, async (request, reply) => {
+        const query = request.query as Query & { q?: string }
+        noInclude(query)
+        if (query.q !== undefined && !searchable) throw badRequest(`${relation.name} cannot be searched`, 'q')
+        const id = (request.params as Params).id
+        if (relation.target.read !== 'public' && auth.read === 'public') await app.accessTokens.authenticate(request)
+        found(await data.find(app.db, id, 'id', readableOwner(resource, caller(request))), resource.name)
+        const filters: Record<string, unknown> = { [PARENT_FILTER]: id }
+        if (searchable) filters.q = query.q
+        return sendList(request, reply, await paginate(app.db, list, query, { secret: secret(), filters }))
+      })
+    }
+
     app.get(`/${plural}`, {
       config: withAuth(auth.read),
       schema: { tags, summary: `List ${plural}`, querystring: schemas.listQuery, response: { 200: schemas.list, ...errors(400, 401, 403, 429) } }
     }, async (request, reply) => {
       const query = request.query as Query
-      noInclude(query)
+      const shape = await includes(request, query)
       const filters: Record<string, unknown> = Object.fromEntries(filterNames.map((name) => [name, query[name]]))
       const owner = readableOwner(resource, caller(request))
       if (owner !== undefined) filters[OWNER_FILTER] = owner
-      return sendList(request, reply, await data.page(app.db, query, { secret: secret(), filters }))
+      const page = await data.page(app.db, { ...query, fields: shape.fields }, { secret: secret(), filters })
+      await shape.embed(page.data)
+      return sendList(request, reply, page)
     })
 
     app.get(`/${plural}/:id`, {
@@ -66,9 +138,10 @@ export function declaredRoutes (resource: Resource): FastifyPluginAsync {
       schema: { tags, summary: `Get a ${resource.name}`, params: IdParams, querystring: ItemQuery, response: { 200: schemas.selection, 304: NotModified, ...errors(400, 401, 403, 404, 429) } }
     }, async (request, reply) => {
       const query = request.query as Query
-      noInclude(query)
-      const row = await data.find(app.db, (request.params as Params).id, query.fields, readableOwner(resource, caller(request)))
-      return sendEntity(request, reply, found(row, resource.name))
+      const shape = await includes(request, query)
+      const row = found(await data.find(app.db, (request.params as Params).id, shape.fields, readableOwner(resource, caller(request))), resource.name)
+      await shape.embed([row])
+      return sendEntity(request, reply, row)
     })
 
     app.post(`/${plural}`, {

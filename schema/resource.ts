@@ -9,6 +9,18 @@ export type ResourceEvent = 'created' | 'updated' | 'deleted'
 
 type Field<R extends TObject> = Extract<keyof Static<R>, string>
 
+/**
+ * How a declared resource reaches another (a declared one, or the built-in `user`, `post`,
+ * `comment`): `belongsTo` (this row's `key` names the other's id), `hasMany` and `hasOne` (the
+ * other's `key` names this row's id), `manyToMany` through a join table (`key` names this row,
+ * `otherKey` the other).
+ */
+export type RelationDeclaration =
+  | { belongsTo: string, key: string }
+  | { hasMany: string, key: string }
+  | { hasOne: string, key: string }
+  | { manyToMany: string, through: string, key: string, otherKey: string }
+
 /** What a host writes to give one of its tables every convention of the API (CONTRACT §9). */
 export interface ResourceDeclaration<R extends TObject = TObject> {
   /** Singular, lower camel case: `label` → REST `/labels`. @example 'label' */
@@ -33,6 +45,8 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
   search?: ReadonlyArray<Field<R>>
   /** Who may do what. Default: `authenticated` reads and creates, `ownerOrAdmin` (or `admin` without an owner) changes. */
   auth?: Partial<Record<ResourceAction, AccessRule>>
+  /** Other resources this one reaches: `include=` embeds them, and lists of them are served under `/{plural}/{id}/{relation}`. */
+  relations?: Readonly<Record<string, RelationDeclaration>>
   /** Announced after the write commits, to the subscriptions `labelCreated`, `labelUpdated`, `labelDeleted`. Default: none. */
   events?: readonly ResourceEvent[]
 }
@@ -117,6 +131,13 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     check(field !== declaration.owner, declaration, `${field} is the owner: it is set to the caller, never written`)
   }
   check(declaration.writable.length > 0, declaration, 'at least one field must be writable')
+  for (const [relation, declared] of Object.entries(declaration.relations ?? {})) {
+    check(NAME.test(relation) && !Object.hasOwn(properties, relation), declaration, `relation ${relation} must be a lower camel case name that is not a field`)
+    check('inverse' in declared === false, declaration, `relation ${relation}: inverse relations are not served yet`)
+    const identifiers = Object.entries(declared).filter(([option]) => option !== 'belongsTo' && option !== 'hasMany' && option !== 'hasOne' && option !== 'manyToMany')
+    for (const [option, value] of identifiers) check(typeof value === 'string' && IDENTIFIER.test(value), declaration, `relation ${relation}: ${option} must be a lower-case SQL identifier`)
+    if ('belongsTo' in declared) check(Object.hasOwn(properties, declared.key), declaration, `relation ${relation}: its key ${declared.key} is not in the representation`)
+  }
   for (const event of declaration.events ?? []) check(['created', 'updated', 'deleted'].includes(event), declaration, `unknown event ${JSON.stringify(event)}`)
 
   const auth: Record<ResourceAction, AccessRule> = {

@@ -75,11 +75,42 @@ t.test('lists: keyset pages with signed cursors, sort, filters, q, fields and to
   const whole = body<Page>(await asAnn('GET', '/labels?limit=1')).data
   t.same(body<Page>(await asAnn('GET', '/labels?fields=name&limit=1')).data, whole.map(({ id, name }) => ({ id, name })))
   t.same(body<Page>(await asAnn('GET', '/labels?page=2&limit=2')).data.length, 2, 'page mode')
-  for (const bad of ['sort=color', 'fields=secret', 'limit=101', 'q=ab', 'include=posts', 'colour=red']) {
+  for (const bad of ['sort=color', 'fields=secret', 'limit=101', 'q=ab', 'include=colours', 'colour=red']) {
     const res = await asAnn('GET', `/labels?${bad}`)
     t.equal(res.statusCode, 400, bad)
     t.match(body(res), { error: String, field: bad.split('=')[0] === 'colour' ? String : bad.split('=')[0] }, bad)
   }
+})
+
+t.test('relations: include=owner,posts and the label\'s posts as a list', async (t) => {
+  const { app, ann, bob, asAnn } = await setUp(t)
+  const label = body<Label>(await asAnn('POST', '/labels', { name: 'reading' }))
+  const other = body<Label>(await asAnn('POST', '/labels', { name: 'unused' }))
+  const posts = []
+  for (const title of ['one', 'two', 'three']) posts.push(body<{ id: number }>(await apiClient(app, bob.headers)('POST', '/posts', { title, content: 'c' })))
+  await sql`insert into post_labels (label_id, post_id) values ${sql.join(posts.map((post) => sql`(${label.id}, ${post.id})`))}`.execute(app.db)
+
+  const item = body<Record<string, any>>(await asAnn('GET', `/labels/${label.id}?include=owner,posts`))
+  t.match(item.owner, { id: ann.id, name: 'Ann', email: ann.email })
+  t.same(item.posts.map((post: { title: string }) => post.title), ['one', 'two', 'three'])
+  const narrowed = body<Record<string, any>>(await asAnn('GET', `/labels/${label.id}?fields=name&include=owner`))
+  t.same(Object.keys(narrowed).sort(), ['id', 'name', 'owner'], 'the key an included relation needs is read, not shown')
+  const list = body<{ data: Array<Record<string, any>> }>(await asAnn('GET', '/labels?include=posts&sort=name'))
+  t.same(list.data.map((l) => [l.name, l.posts.length]), [['reading', 3], ['unused', 0]])
+  t.match(body(await asAnn('GET', '/labels?include=colours')), { error: /cannot include "colours"/, field: 'include' })
+
+  const first = await asAnn('GET', `/labels/${label.id}/posts?limit=2`)
+  t.equal(first.statusCode, 200)
+  const page = body<{ data: Array<{ title: string }>, pagination: { nextCursor: string } }>(first)
+  t.same(page.data.map((post) => post.title), ['one', 'two'])
+  const rest = body<{ data: Array<{ title: string }> }>(await asAnn('GET', `/labels/${label.id}/posts?limit=2&cursor=${encodeURIComponent(page.pagination.nextCursor)}`))
+  t.same(rest.data.map((post) => post.title), ['three'])
+  t.same(body<{ data: unknown[] }>(await asAnn('GET', `/labels/${other.id}/posts`)).data, [])
+  t.same(body<{ data: Array<{ title: string }> }>(await asAnn('GET', `/labels/${label.id}/posts?q=thr`)).data.map((post) => post.title), ['three'])
+  t.equal((await asAnn('GET', '/labels/999999/posts')).statusCode, 404)
+  t.equal((await apiClient(app)('GET', `/labels/${label.id}/posts`)).statusCode, 401)
+  const doc = body<{ paths: Record<string, unknown> }>(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  t.ok(doc.paths['/api/v1/labels/{id}/posts'], 'in the OpenAPI document')
 })
 
 t.test('bodies are checked by the declaration, and constraints answer in the error model', async (t) => {
