@@ -32,13 +32,12 @@ export async function freePort (): Promise<number> {
 }
 
 /**
- * Starts `server.ts` as `npm start` does (`node --import tsx`: one process, so a signal reaches the
- * server itself rather than tsx's CLI, which turns a SIGTERM it cannot relay in 30 ms into a
- * SIGKILL) with this environment and nothing else from ours, and kills it when the test ends if it
- * is still running.
+ * Starts the server as `npm start` does (scripts/start.mjs: one process, so a signal reaches the
+ * server itself) with this environment and nothing else from ours, and kills it when the test ends
+ * if it is still running.
  */
 export function spawnServer (t: Test, env: Record<string, string>): Spawned {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server.ts'], {
+  const child = spawn(process.execPath, ['scripts/start.mjs'], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', TZ: 'UTC', DATA_DIR: 'memory://', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
