@@ -1,7 +1,8 @@
 import { Kysely, Migrator, PostgresDialect, type CompiledQuery, type Migration } from 'kysely'
 import pg from 'pg'
 import { migrations } from './migrations/index.js'
-import { preparingStatements } from './prepared.js'
+import { checkKysely, checkPg } from './internals/index.js'
+import { PreparingPool } from './prepared.js'
 import { parseTimestamptz } from './timestamps.js'
 import type { Database } from './types.js'
 
@@ -46,6 +47,13 @@ function typeParser (oid: number, format?: 'text' | 'binary'): unknown {
   return pg.types.getTypeParser(oid, format)
 }
 
+/** A server's pool, and how its clients run statements (prepared or not). */
+interface ServerPool {
+  pool: pg.Pool
+  /** Set when statements are prepared: the pool as Kysely has it, which also runs `readRows`. */
+  preparing: PreparingPool | undefined
+}
+
 function realServer (databaseUrl: string, options: ConnectOptions): Db {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
@@ -59,16 +67,14 @@ function realServer (databaseUrl: string, options: ConnectOptions): Db {
   // The pool listens on idle clients only, so every client gets a listener of its own too: a
   // checked-out one (inside a transaction, say) fails its queries, and the pool drops it on release.
   pool.on('error', () => {})
-  pool.on('connect', (client) => {
-    client.on('error', () => {})
-    if (options.preparedStatements !== false) preparingStatements(client)
-  })
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-  pools.set(db, pool)
+  pool.on('connect', (client) => { client.on('error', () => {}) })
+  const preparing = options.preparedStatements === false ? undefined : new PreparingPool(pool)
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing ?? pool }) })
+  pools.set(db, { pool, preparing })
   return db
 }
 
-const pools = new WeakMap<Db, pg.Pool>()
+const pools = new WeakMap<Db, ServerPool>()
 
 /** What a `pg` pool tells of its connections (its own counters, read as they are). */
 export interface PoolCounts {
@@ -79,7 +85,7 @@ export interface PoolCounts {
 }
 
 /** The counters of the pool behind `db` when it is a real server's; undefined for the embedded database. */
-export const poolCounts = (db: Db): PoolCounts | undefined => pools.get(db)
+export const poolCounts = (db: Db): PoolCounts | undefined => pools.get(db)?.pool
 
 /**
  * The rows of a compiled read. On a server's own pool it runs on a pooled client directly: Kysely's
@@ -89,8 +95,9 @@ export const poolCounts = (db: Db): PoolCounts | undefined => pools.get(db)
  * with plugins) runs it through Kysely.
  */
 export function readRows<R> (db: Db, compiled: CompiledQuery<R>): Promise<R[]> {
-  const pool = pools.get(db)
-  if (pool === undefined) return db.executeQuery(compiled).then((result) => result.rows)
+  const server = pools.get(db)
+  if (server === undefined) return db.executeQuery(compiled).then((result) => result.rows)
+  const { pool, preparing } = server
   // Callbacks, not promises, between the pool and the statement: one promise per read instead of three.
   return new Promise((resolve, reject) => {
     pool.connect((connectError, client, release) => {
@@ -98,11 +105,13 @@ export function readRows<R> (db: Db, compiled: CompiledQuery<R>): Promise<R[]> {
         reject(connectError ?? new Error('the pool handed out no connection'))
         return
       }
-      client.query<R & pg.QueryResultRow>(compiled.sql, compiled.parameters as unknown[], (error, result) => {
+      const done = (error: Error | undefined, result: pg.QueryResult): void => {
         release()
-        if (error === undefined || error === null) resolve(result.rows)
+        if (error === undefined || error === null) resolve(result.rows as R[])
         else reject(error)
-      })
+      }
+      if (preparing === undefined) client.query(compiled.sql, compiled.parameters as unknown[], done)
+      else preparing.run(client, compiled.sql, compiled.parameters as unknown[], done)
     })
   })
 }
@@ -114,7 +123,7 @@ export function readRows<R> (db: Db, compiled: CompiledQuery<R>): Promise<R[]> {
  * embedded database has no pool to watch and resolves at once.
  */
 export async function settle (db: Db, { quietMillis = 50, timeoutMillis = 5_000 } = {}): Promise<void> {
-  const pool = pools.get(db)
+  const pool = pools.get(db)?.pool
   if (pool === undefined) return
   const deadline = Date.now() + timeoutMillis
   let quietSince = Date.now()
@@ -134,12 +143,23 @@ export async function connect (options: ConnectOptions = {}): Promise<Db> {
     // when used').
     : await (await import('./embedded.js')).embedded(options.dataDir, options.embeddedSnapshot)
   try {
+    await checkInternals(db)
     await migrate(db)
   } catch (error) {
     await db.destroy().catch(() => {})
     throw error
   }
   return db
+}
+
+/**
+ * Checks that the installed pg and Kysely still behave as db/internals assumes, before any
+ * statement relies on it; what fails the check takes the library's public path, with a warning.
+ */
+async function checkInternals (db: Db): Promise<void> {
+  checkKysely(db)
+  const preparing = pools.get(db)?.preparing
+  if (preparing !== undefined) preparing.shapedRows = await checkPg(preparing.pool)
 }
 
 /** Applies a host application's migrations, recorded in `host_migrations`, apart from Tandem's own. */

@@ -1,14 +1,13 @@
 import { CompiledQuery, sql, type Compilable } from 'kysely'
-
-/** Where the value at `index` goes, in a statement compiled before the values are known. */
-class Slot {
-  constructor (readonly index: number) {}
-}
+import { fill, fillsLike, placeholders, placeholdersDiffered, placeholdersHold } from './internals/index.js'
 
 interface Template {
   sql: string
   parameters: readonly unknown[]
 }
+
+// A shape whose template did not fill in as Kysely compiles it: compiled per request.
+const PER_REQUEST = 'per request'
 
 /** Shapes kept per list; past this, a new shape is compiled for its request alone. */
 export const MAX_SHAPES = 256
@@ -16,27 +15,40 @@ export const MAX_SHAPES = 256
 /** Distinct limits (or sets of limits) a shape writes into its text; past these, they are parameters. */
 export const LITERAL_LIMITS = 8
 
+type Build = (values: readonly unknown[]) => Compilable<unknown> | CompiledQuery<unknown>
+const compiled = (built: Compilable<unknown> | CompiledQuery<unknown>): CompiledQuery<unknown> => 'compile' in built ? built.compile() : built
+
 /**
  * The statements of a list change shape (filters present, sort, columns, paging mode) far less
  * often than values, and building and compiling one with Kysely costs more CPU than running it on
- * a warm connection. So each shape is built once with slots for its values, and every request of
- * that shape only fills them in. `build` must use its values as parameters only, never look at
- * them: whatever would change the text belongs in `key`. See PERFORMANCE-DECISIONS.md, 'List and
- * relation statements compiled once per shape'.
+ * a warm connection. So each shape is built once with placeholders for its values, and every
+ * request of that shape only fills them in. `build` must use its values as parameters only, never
+ * look at them: whatever would change the text belongs in `key`. A shape's first request also
+ * compiles the statement from its values, and the shape keeps its template only when the two agree
+ * (db/internals: Kysely does not document that it carries placeholders through). See
+ * PERFORMANCE-DECISIONS.md, 'List and relation statements compiled once per shape'.
  */
 export class ShapedStatements {
-  readonly #templates = new Map<string, Template>()
+  readonly #templates = new Map<string, Template | typeof PER_REQUEST>()
   readonly #literalLimits = new Map<string, Set<string>>()
 
-  compile (key: string, values: readonly unknown[], build: (values: readonly unknown[]) => Compilable<unknown> | CompiledQuery<unknown>): CompiledQuery<unknown> {
-    let template = this.#templates.get(key)
+  compile (key: string, values: readonly unknown[], build: Build): CompiledQuery<unknown> {
+    const template = this.#templates.get(key)
     if (template === undefined) {
-      const built = build(values.map((_, index) => new Slot(index)))
-      template = 'compile' in built ? built.compile() : built
-      if (this.#templates.size < MAX_SHAPES) this.#templates.set(key, template)
+      const direct = compiled(build(values))
+      if (this.#templates.size < MAX_SHAPES) this.#templates.set(key, ShapedStatements.#templateOf(values, build, direct))
+      return direct
     }
-    const parameters = template.parameters.map((p) => p instanceof Slot ? values[p.index] : p)
-    return CompiledQuery.raw(template.sql, parameters)
+    if (template === PER_REQUEST) return compiled(build(values))
+    return CompiledQuery.raw(template.sql, fill(template.parameters, values))
+  }
+
+  static #templateOf (values: readonly unknown[], build: Build, direct: CompiledQuery<unknown>): Template | typeof PER_REQUEST {
+    if (!placeholdersHold()) return PER_REQUEST
+    const template = compiled(build(placeholders(values.length)))
+    if (fillsLike(template, direct, values)) return template
+    placeholdersDiffered()
+    return PER_REQUEST
   }
 
   /**

@@ -4,7 +4,8 @@ import pg from 'pg'
 import t, { type Test } from 'tap'
 import { connect, type Db } from '../../db/connect.js'
 import type { KeysetPage } from '../../db/pagination.js'
-import { MAX_PREPARED_PER_CONNECTION, preparingStatements } from '../../db/prepared.js'
+import { checkPg } from '../../db/internals/index.js'
+import { MAX_PREPARED_PER_CONNECTION, PreparingPool } from '../../db/prepared.js'
 import { parseTimestamptz } from '../../db/timestamps.js'
 import { listUsers } from '../../db/users.js'
 import { wireDatabase } from '../helpers/database.js'
@@ -146,13 +147,17 @@ t.test('prepared statements make the rows pg makes, and a value their parser ref
   }
   t.equal((await preparedStatements(prepared)).filter((p) => p.statement.includes('generate_series')).length, 1, 'and the statement was prepared once')
 
-  const client = new pg.Client({
+  const pool = new pg.Pool({
     connectionString: await wireDatabase(t),
+    max: 1,
     types: { getTypeParser: ((oid: number) => oid === 23 ? (text: string) => { if (text === '13') throw new Error('unlucky'); return Number(text) } : pg.types.getTypeParser(oid)) as typeof pg.types.getTypeParser }
   })
-  await client.connect()
-  t.teardown(async () => { await client.end() })
-  preparingStatements(client as pg.PoolClient)
+  t.teardown(() => pool.end())
+  const preparing = new PreparingPool(pool)
+  preparing.shapedRows = await checkPg(pool)
+  t.ok(preparing.shapedRows, 'rows are built by shape')
+  const client = await preparing.connect()
+  t.teardown(() => { client.release() })
   const ask = async (n: number) => (await client.query<{ n: number }>('select $1::int4 as n', [n])).rows
   t.same(await ask(12), [{ n: 12 }], 'a value is parsed')
   await t.rejects(ask(13), { message: 'unlucky' }, 'a value the parser refuses fails the query')

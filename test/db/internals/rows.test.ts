@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util'
 import fc from 'fast-check'
 import pg from 'pg'
 import t from 'tap'
-import { describes, rowShape } from '../../db/rows.js'
+import { describes, rowShape } from '../../../db/internals/rows.js'
 
 type Parser = (text: string) => unknown
 
