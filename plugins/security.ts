@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto'
-import type { IncomingMessage, ServerResponse } from 'node:http'
 import cors from '@fastify/cors'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
@@ -41,31 +40,17 @@ export function parseCorsOrigins (value: string): '*' | string[] {
   return trimmed === '*' ? '*' : trimmed.split(',').map((origin) => origin.trim()).filter((origin) => origin !== '')
 }
 
-/**
- * helmet's headers without its CSP (which would not fit the docs page and GraphiQL, whose HTML
- * carries a policy of its own; a strict one is set on every non-HTML answer instead). They are
- * the same on every answer, so they are worked out once here rather than by helmet's middleware
- * on each request (see PERFORMANCE-DECISIONS.md, 'helmet's headers computed once').
- */
-export function helmetHeaders (): Record<string, string> {
-  const headers: Record<string, string> = {}
-  const response = {
-    setHeader (name: string, value: unknown) { headers[name.toLowerCase()] = String(value) },
-    removeHeader (name: string) { delete headers[name.toLowerCase()] }
-  }
-  helmet({ contentSecurityPolicy: false })({} as IncomingMessage, response as unknown as ServerResponse, () => {})
-  return headers
-}
-
 async function security (app: FastifyInstance, options: TandemOptions): Promise<void> {
   const config = useConfig(app, options)
   // A host that registered @fastify/helmet itself keeps its own policy.
   const ownHeaders = !app.hasReplyDecorator('helmet')
   if (ownHeaders) {
-    const headers = helmetHeaders()
-    app.addHook('onRequest', (_request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-      reply.headers(headers)
-      done()
+    // helmet's headers without its CSP, which would not fit the docs page and GraphiQL (their HTML
+    // carries a policy of its own); a strict one is set on every non-HTML answer below. helmet runs
+    // as its documented Node.js middleware, on the raw response.
+    const helmetMiddleware = helmet({ contentSecurityPolicy: false })
+    app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+      helmetMiddleware(request.raw, reply.raw, (error) => { done(error as Error | undefined) })
     })
   }
   if (config.corsOrigins !== undefined) {
