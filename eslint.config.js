@@ -2,5 +2,5 @@ import neostandard from 'neostandard'
 
 export default neostandard({
   ts: true,
-  ignores: ['dist/**', 'node_modules/**', '.data/**', 'coverage/**', '.tap/**']
+  ignores: ['dist/**', '.tandem/**', 'node_modules/**', '.data/**', 'coverage/**', '.tap/**']
 })

@@ -1,5 +1,5 @@
 // The package's public surface: each part as a Fastify plugin, and `tandem`, which registers them all.
-export { default as tandem, type TandemPluginOptions } from './plugins/tandem.js'
+export { default as tandem, type TandemPluginOptions } from './app/tandem.js'
 export { default as database, type DatabaseOptions } from './plugins/database.js'
 export { default as auth, LOGIN_FAILURES_PER_ACCOUNT, ownerOrAdmin, type AccessToken, type AccessTokens, type AccessUser, type AuthRule, type OwnerLoader, type Role } from './plugins/auth.js'
 export { default as rateLimiting, ATTEMPT_LIMITS, LOGIN_LIMITS } from './plugins/rate-limit.js'
@@ -14,7 +14,7 @@ export { default as graphql, type GraphqlOptions, type GraphqlOwnOptions, type T
 export {
   authRoutes, commentsRoutes, ordersRoutes, postsRoutes, productsRoutes, profilesRoutes, usersRoutes,
   type ResourceRoutesOptions
-} from './plugins/resource-routes.js'
+} from './app/resource-routes.js'
 export { errorHandler, notFoundHandler } from './plugins/errors.js'
 export { serverOptions } from './plugins/server-options.js'
 export { resolveConfig, configFromEnv, ConfigError, type ResolvedConfig } from './plugins/config.js'

@@ -28,7 +28,7 @@ const [{ default: closeWithGrace }, { default: Fastify }, { default: drain }, { 
   import('fastify'),
   import('./plugins/drain.js'),
   import('./plugins/server-options.js'),
-  import('./plugins/tandem.js'),
+  import('./app/tandem.js'),
   connection,
   import('./db/demo.js'),
   import('./plugins/passwords.js')

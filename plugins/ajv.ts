@@ -1,3 +1,4 @@
+import type { FastifySchemaCompiler } from 'fastify'
 import { Ajv, type Options } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 
@@ -19,4 +20,13 @@ export function createAjv (coerce: boolean, extra: Options = {}): Ajv {
   })
   addFormats(ajv)
   return ajv
+}
+
+const textAjv = createAjv(true)
+const bodyAjv = createAjv(false)
+
+/** Query strings and params are text and coerced; JSON bodies are validated as sent. */
+export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
+  const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(schema)
+  return validate as ReturnType<FastifySchemaCompiler<object>>
 }

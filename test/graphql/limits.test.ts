@@ -3,7 +3,7 @@ import { once } from 'node:events'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import WebSocket from 'ws'
-import type { TandemPluginOptions } from '../../plugins/tandem.js'
+import type { TandemPluginOptions } from '../../app/tandem.js'
 import { build, errorCodes, graphql, signedIn, type AuthHeaders } from '../helpers/app.js'
 
 interface Test { teardown: (fn: () => unknown) => void }

@@ -3,7 +3,7 @@ import Fastify from 'fastify'
 import t from 'tap'
 import { findPersistedQuery } from '../../db/persisted-queries.js'
 import { serverOptions } from '../../plugins/server-options.js'
-import tandem from '../../plugins/tandem.js'
+import tandem from '../../app/tandem.js'
 import { build, errorCodes, TEST_SECRET, testDb, type GraphqlResponse } from '../helpers/app.js'
 
 const sha256 = (query: string): string => createHash('sha256').update(query, 'utf8').digest('hex')

@@ -3,7 +3,7 @@ import { sql } from 'kysely'
 import { ensureAdmin } from '../../db/auth.js'
 import { hashPassword, verifyPassword } from '../../plugins/passwords.js'
 import { serverOptions } from '../../plugins/server-options.js'
-import tandem, { type TandemPluginOptions } from '../../plugins/tandem.js'
+import tandem, { type TandemPluginOptions } from '../../app/tandem.js'
 import { resetDb, testDb, type Test } from './database.js'
 
 export { resetDb, testDb, withDatabase } from './database.js'

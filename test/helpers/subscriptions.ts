@@ -5,7 +5,7 @@ import Fastify from 'fastify'
 import { createClient, type Client } from 'graphql-ws'
 import WebSocket from 'ws'
 import { serverOptions } from '../../plugins/server-options.js'
-import tandem, { type TandemPluginOptions } from '../../plugins/tandem.js'
+import tandem, { type TandemPluginOptions } from '../../app/tandem.js'
 import { build, TEST_SECRET, testDb, type AuthHeaders } from './app.js'
 import type { Test } from './database.js'
 

@@ -8,7 +8,7 @@ import { hashPassword, verifyPassword } from '../../plugins/passwords.js'
 import { openOutboxMessage } from '../../plugins/one-time-tokens.js'
 import { REFRESH_MS, RevocationList } from '../../plugins/revocations.js'
 import { serverOptions } from '../../plugins/server-options.js'
-import tandem, { type TandemPluginOptions } from '../../plugins/tandem.js'
+import tandem, { type TandemPluginOptions } from '../../app/tandem.js'
 import { ADMIN, TEST_SECRET, adminToken, body, build, graphql, login, signUp, signedIn, testDb, type AuthHeaders } from '../helpers/app.js'
 
 const b64 = (value: object | string): string => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url')

@@ -4,7 +4,7 @@ import { configFromEnv, ConfigError } from '../../plugins/config.js'
 import { GRAPHIQL_CSP } from '../../plugins/graphql/graphiql.js'
 import { API_CSP, MAX_REQUEST_ID_LENGTH, parseCorsOrigins, REQUEST_ID_HEADER } from '../../plugins/security.js'
 import { serverOptions } from '../../plugins/server-options.js'
-import tandem, { type TandemPluginOptions } from '../../plugins/tandem.js'
+import tandem, { type TandemPluginOptions } from '../../app/tandem.js'
 import { authHeaders, body, build, TEST_SECRET, testDb } from '../helpers/app.js'
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]

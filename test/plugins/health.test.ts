@@ -4,7 +4,7 @@ import pg from 'pg'
 import t from 'tap'
 import type { Database } from '../../db/types.js'
 import { serverOptions } from '../../plugins/server-options.js'
-import tandem from '../../plugins/tandem.js'
+import tandem from '../../app/tandem.js'
 import { body, build, TEST_SECRET } from '../helpers/app.js'
 
 t.test('/health and /ready answer 200 while the database answers', async (t) => {

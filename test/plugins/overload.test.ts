@@ -4,7 +4,7 @@ import t from 'tap'
 import { connect, type Db } from '../../db/connect.js'
 import { configFromEnv, ConfigError, validateOptions } from '../../plugins/config.js'
 import { serverOptions } from '../../plugins/server-options.js'
-import tandem, { type TandemPluginOptions } from '../../plugins/tandem.js'
+import tandem, { type TandemPluginOptions } from '../../app/tandem.js'
 import { body, TEST_SECRET, testDb } from '../helpers/app.js'
 import { wireDatabase } from '../helpers/database.js'
 

@@ -6,7 +6,7 @@ import Fastify from 'fastify'
 import t from 'tap'
 import { configFromEnv, ConfigError } from '../../plugins/config.js'
 import { logFormat, serverOptions, trustProxyOption } from '../../plugins/server-options.js'
-import tandem from '../../plugins/tandem.js'
+import tandem from '../../app/tandem.js'
 import { TEST_SECRET, testDb } from '../helpers/app.js'
 import { startServer } from '../helpers/processes.js'
 

@@ -14,7 +14,7 @@ import { startTracing } from '../../plugins/tracing-sdk.js'
 const exporter = new InMemorySpanExporter()
 startTracing(new SimpleSpanProcessor(exporter))
 const { authHeaders, build, graphql, signUp, testDb, TEST_SECRET } = await import('../helpers/app.js')
-const { default: tandem } = await import('../../plugins/tandem.js')
+const { default: tandem } = await import('../../app/tandem.js')
 
 const requestSpans = (spans: ReadableSpan[]) => spans.filter((span) => span.kind === SpanKind.SERVER)
 const operationSpans = (spans: ReadableSpan[]) => spans.filter((span) => span.attributes['graphql.operation.type'] !== undefined || span.name === 'GraphQL Operation')

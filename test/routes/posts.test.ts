@@ -2,7 +2,7 @@ import Fastify, { type LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
 import t from 'tap'
 import { adminToken, apiClient, body, build, failRecording, signedIn, testDb } from '../helpers/app.js'
-import { restScope } from '../../plugins/rest.js'
+import { restScope } from '../../app/rest.js'
 import { conflict } from '../../schema/errors.js'
 import { recordSql } from '../helpers/sql-log.js'
 

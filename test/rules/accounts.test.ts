@@ -8,7 +8,7 @@ import { purgeExpired } from '../../db/housekeeping.js'
 import { LOGIN_FAILURES_PER_ACCOUNT } from '../../plugins/auth.js'
 import { openOutboxMessage } from '../../plugins/one-time-tokens.js'
 import { serverOptions } from '../../plugins/server-options.js'
-import tandem from '../../plugins/tandem.js'
+import tandem from '../../app/tandem.js'
 import { TEST_SECRET, adminToken, body, build, graphql, login, signedIn, testDb, type AuthHeaders } from '../helpers/app.js'
 
 type App = Awaited<ReturnType<typeof build>>

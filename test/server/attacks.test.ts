@@ -5,7 +5,7 @@ import { Writable } from 'node:stream'
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { serverOptions } from '../../plugins/server-options.js'
-import tandem from '../../plugins/tandem.js'
+import tandem from '../../app/tandem.js'
 import { adminToken, body, build, errorCodes, graphql, resetDb, signedIn, testDb, TEST_SECRET, type AuthHeaders } from '../helpers/app.js'
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]

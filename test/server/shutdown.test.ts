@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify from 'fastify'
 import pg from 'pg'
 import t from 'tap'
-import tandem from '../../plugins/tandem.js'
+import tandem from '../../app/tandem.js'
 import { ADMIN, TEST_SECRET } from '../helpers/app.js'
 import { wireDatabase } from '../helpers/database.js'
 

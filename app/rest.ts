@@ -1,20 +1,11 @@
-import type { FastifyInstance, FastifyPluginAsync, FastifySchema, FastifySchemaCompiler } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, FastifySchema } from 'fastify'
 import { resourceRoutes } from '../routes/index.js'
 import { declaredRoutes } from '../routes/resource.js'
 import type { Resource } from '../schema/resource.js'
-import { createAjv } from './ajv.js'
-import { errorHandler, notFoundHandler } from './errors.js'
-import idempotency from './idempotency.js'
-import versioning from './versioning.js'
-
-const textAjv = createAjv(true)
-const bodyAjv = createAjv(false)
-
-/** Query strings and params are text and coerced; JSON bodies are validated as sent. */
-export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
-  const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(schema)
-  return validate as ReturnType<FastifySchemaCompiler<object>>
-}
+import { validatorCompiler } from '../plugins/ajv.js'
+import { errorHandler, notFoundHandler } from '../plugins/errors.js'
+import idempotency from '../plugins/idempotency.js'
+import versioning from '../plugins/versioning.js'
 
 /**
  * Makes an encapsulated scope answer as the resource style does: its validation, the contract's
