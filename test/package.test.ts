@@ -65,7 +65,9 @@ function readmeSnippet (): string {
   const section = readme.slice(readme.indexOf('## Using the plugins in your own Fastify application'))
   const snippet = /```ts\n([\s\S]*?)```/.exec(section)?.[1]
   if (snippet === undefined) throw new Error('the README has no TypeScript snippet for hosts')
-  return snippet
+  // The snippet registers and stops there, as a host's own code goes on; run alone, it then closes
+  // the application (on a real server the pool and the revocation poll would keep it running).
+  return `${snippet}\nawait app.ready()\nawait app.close()\n`
 }
 
 // A host on the oldest Fastify allowed: Tandem's decorators are typed on the host's own instance, and
