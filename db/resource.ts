@@ -105,9 +105,10 @@ export function relationData (relation: Relation): RelationData {
  * Adds the relations `wanted` to `rows` (each row needs the columns the relations are found by:
  * `id`, and a belongsTo's key): one statement per relation, whatever the number of rows.
  */
-export async function embedRelations (db: Db, rows: Row[], relations: readonly RelationData[]): Promise<void> {
+export async function embedRelations (db: Db, rows: Row[], relations: readonly RelationData[], limits: ReadonlyMap<string, number> = new Map()): Promise<void> {
   if (rows.length === 0) return
   await Promise.all(relations.map(async ({ relation, columns }) => {
+    const limit = limits.get(relation.name) ?? EMBEDDED_LIMIT
     const { target, key } = relation
     const table = target.table as keyof Database
     if (relation.kind === 'belongsTo') {
@@ -117,8 +118,8 @@ export async function embedRelations (db: Db, rows: Row[], relations: readonly R
     }
     const ids = rows.map((row) => Number(row.id))
     const found = relation.kind === 'manyToMany'
-      ? await firstThrough(db, { table: target.table, through: relation.through as string, key, otherKey: relation.otherKey as string }, ids, columns)
-      : await firstChildren(db, table, key, ids, columns, relation.kind === 'hasOne' ? 1 : EMBEDDED_LIMIT)
+      ? await firstThrough(db, { table: target.table, through: relation.through as string, key, otherKey: relation.otherKey as string }, ids, columns, limit)
+      : await firstChildren(db, table, key, ids, columns, relation.kind === 'hasOne' ? 1 : limit)
     for (const row of rows) {
       const children = found.get(Number(row.id)) ?? []
       row[relation.name] = relation.kind === 'hasOne' ? children[0] ?? null : children

@@ -1,4 +1,5 @@
 import type { TSchema } from '@sinclair/typebox'
+import { resolveRelations, type RelationTarget } from './relation-targets.js'
 import { acceptsNull, nonNull, type Resource } from './resource.js'
 
 /** `owner_id` → `ownerId`: GraphQL names of a declared resource's REST fields. */
@@ -23,6 +24,9 @@ export function graphqlNames (resource: Resource) {
     remove: `delete${type}`
   }
 }
+
+/** The GraphQL type of a relation's target: a declared resource's, or the built-in `User`, `Post`, `Comment`. */
+export const targetTypeOf = (target: RelationTarget): string => capitalized(target.resource?.name ?? target.name)
 
 /** A field's GraphQL type without `!`: ids (`id`, `…_id`) are `ID`, date-times `DateTime`. */
 export function scalarOf (resource: Resource, field: string): string {
@@ -70,6 +74,9 @@ export function resourceSdl (resources: readonly Resource[]): string {
       `${described(`A ${resource.name} (REST: /${resource.plural}).`)}`,
       `type ${names.type} {`,
       ...resource.columns.map((column) => field(column, !nullable(column))),
+      ...resolveRelations(resource, resources).map((relation) => relation.list
+        ? `  ${described(`The first \`limit\` (1–100, default 20) of its ${relation.name}, by id.`)}\n  ${relation.name}(limit: Int): [${targetTypeOf(relation.target)}!]!`
+        : `  ${relation.name}: ${targetTypeOf(relation.target)}`),
       '}',
       `type ${names.edge} {\n  cursor: String!\n  node: ${names.type}!\n}`,
       `type ${names.connection} {\n  edges: [${names.edge}!]!\n  pageInfo: PageInfo!\n}`,

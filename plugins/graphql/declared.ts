@@ -1,6 +1,6 @@
 import type { GraphQLResolveInfo } from 'graphql'
 import type { IResolvers } from 'mercurius'
-import { cursorAfterId } from '../../db/pagination.js'
+import { cursorAfterId, type Row as PageRow } from '../../db/pagination.js'
 import { resourceData, OWNER_FILTER } from '../../db/resource.js'
 import { announce, assertMayChange, callerNeeded, createdValues, mayHear, readableOwner, topicOf, type ResourceEventPayload } from '../../rules/resource.js'
 import { forbidden, notFound } from '../../schema/errors.js'
@@ -11,6 +11,8 @@ import type { TandemGraphqlContext as Context } from './context.js'
 import { answerOnce } from './event-answers.js'
 import { checkInput, listLimit, parseId } from './inputs.js'
 import { only, subscriptionStep } from './subscription-steps.js'
+import { declaredAnswers, type Asked } from './declared-answers.js'
+import { selectedFields } from './selection.js'
 
 type Args = Record<string, unknown>
 type Row = Record<string, unknown>
@@ -38,16 +40,14 @@ export function declaredResolvers (resources: readonly Resource[]): IResolvers<a
   const Query: Record<string, unknown> = {}
   const Mutation: Record<string, unknown> = {}
   const Subscription: Record<string, unknown> = {}
+  const answer = declaredAnswers(resources)
+  const asked = (info: GraphQLResolveInfo, nodes: Asked['nodes'] = info.fieldNodes): Asked => ({ nodes, fragments: info.fragments, variables: info.variableValues })
   for (const resource of resources) {
     const data = resourceData(resource)
     const names = graphqlNames(resource)
-    const fieldOf = new Map(resource.columns.map((column) => [column, camelCase(column)]))
     const columnOf = new Map(resource.columns.map((column) => [camelCase(column), column]))
-    const shown = (row: Row): Row => {
-      const answer: Row = {}
-      for (const [column, field] of fieldOf) if (column in row) answer[field] = row[column]
-      return answer
-    }
+    // The rows as GraphQL answers, with the relations `nodes` select loaded below them.
+    const answered = async (ctx: Context, rows: PageRow[], selection: Asked): Promise<PageRow[]> => answer(ctx.app.db, resource, rows, selection, ctx.viewer)
     const asColumns = (input: Args): Row => Object.fromEntries(Object.entries(input).map(([field, value]) => [columnOf.get(field) ?? field, value]))
     // Filter arguments as the REST query string has them, checked by the same schema.
     const filterColumns = [...resource.declaration.filters ?? [], ...(resource.declaration.search ?? []).length > 0 ? ['q'] : []]
@@ -71,39 +71,41 @@ export function declaredResolvers (resources: readonly Resource[]): IResolvers<a
       return [[column, scalarOf(resource, column) === 'ID' ? parseId(value, camelCase(column)) : value]]
     })
 
-    Query[names.one] = async (_root: unknown, args: Args, ctx: Context) => {
+    Query[names.one] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
       const caller = await callerFor(ctx, resource.auth.read)
       const row = await data.find(ctx.app.db, parseId(args.id, 'id'), undefined, readableOwner(resource, caller))
-      return row === undefined ? null : shown(row)
+      return row === undefined ? null : (await answered(ctx, [row], asked(info)))[0]
     }
-    Query[names.list] = async (_root: unknown, args: Args, ctx: Context) => {
+    Query[names.list] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
       const caller = await callerFor(ctx, resource.auth.read)
       const context = listContext(ctx, args, caller)
       const offset = args.offset as number | null | undefined ?? undefined
       const page = await data.page(ctx.app.db, { limit: listLimit(args.limit), offset }, context)
-      return page.data.map(shown)
+      return answered(ctx, page.data, asked(info))
     }
-    Query[names.listConnection] = async (_root: unknown, args: Args, ctx: Context) => {
+    Query[names.listConnection] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
       const caller = await callerFor(ctx, resource.auth.read)
       const context = listContext(ctx, args, caller)
       const page = await data.page(ctx.app.db, { limit: listLimit(args.first, 'first'), cursor: args.after as string | null | undefined ?? undefined }, context)
-      const edges = page.data.map((row) => ({ cursor: cursorAfterId(context, row.id), node: shown(row) }))
+      const nodes = selectedFields(selectedFields(info.fieldNodes, info.fragments).get('edges') ?? [], info.fragments).get('node') ?? []
+      const shown = await answered(ctx, page.data, asked(info, nodes))
+      const edges = page.data.map((row, at) => ({ cursor: cursorAfterId(context, row.id), node: shown[at] }))
       return { edges, pageInfo: { hasNextPage: 'pagination' in page && page.pagination.hasMore, endCursor: edges.at(-1)?.cursor ?? null } }
     }
-    Mutation[names.create] = async (_root: unknown, args: Args, ctx: Context) => {
+    Mutation[names.create] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
       const caller = await callerFor(ctx, resource.auth.create)
       const input = checkInput<Row>(resource.schemas.create, asColumns(args.input as Args))
       const row = await data.create(ctx.app.db, createdValues(resource, caller, input))
       announce(ctx.app, resource, 'created', row)
-      return shown(row)
+      return (await answered(ctx, [{ ...row }], asked(info)))[0]
     }
-    Mutation[names.update] = async (_root: unknown, args: Args, ctx: Context) => {
+    Mutation[names.update] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
       const caller = await callerFor(ctx, resource.auth.update) as AccessUser
       const input = checkInput<Row>(resource.schemas.patch, asColumns(args.input as Args))
       const row = await data.update(ctx.app.db, parseId(args.id, 'id'), input, (current) => { assertMayChange(resource, 'update', caller, current) })
       if (row === undefined) throw notFound(resource.name)
       announce(ctx.app, resource, 'updated', row)
-      return shown(row)
+      return (await answered(ctx, [{ ...row }], asked(info)))[0]
     }
     Mutation[names.remove] = async (_root: unknown, args: Args, ctx: Context) => {
       const caller = await callerFor(ctx, resource.auth.delete) as AccessUser
@@ -120,7 +122,8 @@ export function declaredResolvers (resources: readonly Resource[]): IResolvers<a
           return only(events, ({ row }) => mayHear(resource, caller, row) && wanted.every(([column, value]) => sameValue(row[column], value)))
         }),
         // One answer per event and selection, shared by its subscribers.
-        resolve: async (payload: ResourceEventPayload, _args: Args, _ctx: Context, info: GraphQLResolveInfo) => answerOnce(payload, info, async () => shown(payload.row))
+        resolve: async (payload: ResourceEventPayload, _args: Args, ctx: Context, info: GraphQLResolveInfo) =>
+          answerOnce(payload, info, async () => (await answered(ctx, [{ ...payload.row } as PageRow], asked(info)))[0])
       }
     }
   }

@@ -257,6 +257,18 @@ export async function withRelations<T> (db: Db, info: GraphQLResolveInfo, answer
   return answer
 }
 
+/**
+ * Loads, into rows of a built-in `type` that a declared resource's relation brought (with all their
+ * columns), the built-in relations that `nodes` select below them, and gives them their GraphQL
+ * field names: as `withRelations` does below a root field.
+ */
+export async function withRelationsBelow (db: Db, type: LoadedType, nodes: readonly FieldNode[], fragments: Fragments, variables: Variables, rows: Row[]): Promise<void> {
+  rename(type, rows)
+  const plan = planFor(type, nodes, fragments, variables)
+  if (hasPerResponseKey(plan)) await run(db, plan, rows)
+  else await runAsOne(db, plan, rows)
+}
+
 function hasPerResponseKey (plan: Plan): boolean {
   return plan.some((fetch) => fetch.perResponseKey || hasPerResponseKey(fetch.below))
 }

@@ -4,8 +4,9 @@ import { readFileSync } from 'node:fs'
 import { sql } from 'kysely'
 import t from 'tap'
 import { defineResource, resourceSdl, Type } from '../../index.js'
-import { adminToken, apiClient, body, build, errorCodes, graphql, signedIn } from '../helpers/app.js'
+import { adminToken, apiClient, body, build, errorCodes, graphql, signedIn, testDb } from '../helpers/app.js'
 import '../helpers/source-package.js'
+import { recordSql } from '../helpers/sql-log.js'
 import { connect, listening, subscribe } from '../helpers/subscriptions.js'
 
 const { labels, migrations } = await import('../../examples/labels.js')
@@ -86,7 +87,7 @@ t.test('relations: include=owner,posts and the label\'s posts as a list', async 
   const { app, ann, bob, asAnn } = await setUp(t)
   const label = body<Label>(await asAnn('POST', '/labels', { name: 'reading' }))
   const other = body<Label>(await asAnn('POST', '/labels', { name: 'unused' }))
-  const posts = []
+  const posts: Array<{ id: number }> = []
   for (const title of ['one', 'two', 'three']) posts.push(body<{ id: number }>(await apiClient(app, bob.headers)('POST', '/posts', { title, content: 'c' })))
   await sql`insert into post_labels (label_id, post_id) values ${sql.join(posts.map((post) => sql`(${label.id}, ${post.id})`))}`.execute(app.db)
 
@@ -218,6 +219,40 @@ t.test('GraphQL: the same resource, rules and cursors, with camelCase names', as
   t.same((await graphql(app, `mutation { deleteLabel(id: "${String(label.id)}") }`, { headers: bob.headers })).errors?.[0]?.extensions?.code, 'FORBIDDEN')
   t.same((await graphql(app, `mutation { deleteLabel(id: "${String(label.id)}") }`, { headers: ann.headers })).data, { deleteLabel: true })
   t.same((await graphql(app, `mutation { deleteLabel(id: "${String(label.id)}") }`, { headers: ann.headers })).data, { deleteLabel: false })
+})
+
+t.test('GraphQL relations: owner and posts, and the built-in relations below them, one statement per level', async (t) => {
+  const recorded = recordSql(await testDb())
+  const app = await build(t, { db: recorded.db, resources: [labels], migrations })
+  const ann = await signedIn(app, { name: 'Ann' })
+  const bob = await signedIn(app, { name: 'Bob' })
+  const asAnn = apiClient(app, ann.headers)
+  const asBob = apiClient(app, bob.headers)
+  const posts: Array<{ id: number }> = []
+  for (const title of ['one', 'two', 'three']) posts.push(body<{ id: number }>(await asBob('POST', '/posts', { title, content: 'c' })))
+  const labelled: Label[] = []
+  for (const name of ['reading', 'later', 'never']) labelled.push(body<Label>(await asAnn('POST', '/labels', { name })))
+  await sql`insert into post_labels (label_id, post_id) values ${sql.join(posts.flatMap((post, at) => labelled.slice(0, 2).filter((_, l) => l <= at).map((label) => sql`(${label.id}, ${post.id})`)))}`.execute(app.db)
+
+  recorded.statements.length = 0
+  const res = await graphql(app, `{ labels(limit: 3) {
+    name owner { name posts(limit: 2) { title } }
+    posts(limit: 2) { title author { name } comments { text } }
+  } }`, { headers: ann.headers })
+  t.same(res.errors, undefined)
+  t.same(res.data?.labels, [
+    { name: 'reading', owner: { name: 'Ann', posts: [] }, posts: [{ title: 'one', author: { name: 'Bob' }, comments: [] }, { title: 'two', author: { name: 'Bob' }, comments: [] }] },
+    { name: 'later', owner: { name: 'Ann', posts: [] }, posts: [{ title: 'two', author: { name: 'Bob' }, comments: [] }, { title: 'three', author: { name: 'Bob' }, comments: [] }] },
+    { name: 'never', owner: { name: 'Ann', posts: [] }, posts: [] }
+  ])
+  const statements = recorded.statements.filter((statement) => !/revoked_tokens|persisted_queries|login_failures/.test(statement))
+  t.ok(statements.length <= 5, `the labels, their owners and posts, and one statement below each: ${statements.length}`)
+
+  const one = await graphql(app, `{ label(id: "${labelled[1]?.id ?? 0}") { posts { title } } labelsConnection(first: 1) { edges { node { name owner { email } } } } }`, { headers: ann.headers })
+  t.same(one.data, { label: { posts: [{ title: 'two' }, { title: 'three' }] }, labelsConnection: { edges: [{ node: { name: 'reading', owner: { email: ann.email } } }] } })
+  const made = await graphql(app, 'mutation { createLabel(input: {name: "fresh"}) { name owner { name } posts { title } } }', { headers: ann.headers })
+  t.same(made.data, { createLabel: { name: 'fresh', owner: { name: 'Ann' }, posts: [] } })
+  t.same(errorCodes(await graphql(app, '{ labels { posts(limit: 101) { title } } }', { headers: ann.headers })), ['BAD_USER_INPUT'])
 })
 
 t.test('subscriptions: labelCreated, labelUpdated, labelDeleted after the write, filtered, from either style', async (t) => {
