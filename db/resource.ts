@@ -96,7 +96,7 @@ export function relationData (relation: Relation): RelationData {
   const base = target.resource === undefined ? builtInLists[target.name] as ListSpec : resourceData(target.resource).list
   const columns = base.columns
   const parent: Filter = relation.kind === 'manyToMany'
-    ? { where: (query, id) => query.where(sql<boolean>`${sql.ref(`${target.table}.id`)} in (select ${sql.ref(relation.otherKey as string)} from ${sql.table(relation.through as string)} where ${sql.ref(relation.key)} = ${id})`) }
+    ? { where: (query, id) => query.where(sql<boolean>`${sql.ref(`${target.table}.id`)} in (select ${sql.ref(`tandem_link.${relation.otherKey as string}`)} from ${sql.table(relation.through as string)} as tandem_link where ${sql.ref(`tandem_link.${relation.key}`)} = ${id})`) }
     : { where: (query, id) => query.where(sql.ref(`${target.table}.${relation.key}`), '=', id) }
   return { relation, columns, list: { ...base, filters: { ...base.filters, [PARENT_FILTER]: parent } } }
 }

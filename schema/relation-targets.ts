@@ -49,6 +49,10 @@ export function resolveRelations (resource: Resource, resources: readonly Resour
     const where = `defineResource(${JSON.stringify(resource.name)}): relation ${name}`
     if (target === undefined) throw new Error(`${where} names ${JSON.stringify(targetName)}, which is neither a declared resource nor user, post or comment`)
     if (target.read !== 'public' && target.read !== 'authenticated') throw new Error(`${where}: a target whose reads are ${target.read}-only cannot be embedded yet`)
+    // The other's key must be in its representation: rows are grouped by it.
+    if ((kind === 'hasMany' || kind === 'hasOne') && !Object.hasOwn(target.item.properties, declared.key)) {
+      throw new Error(`${where}: ${targetName} has no field ${JSON.stringify(declared.key)} to find them by`)
+    }
     const relation: Relation = { name, kind, target, key: declared.key, list: kind === 'hasMany' || kind === 'manyToMany' }
     if ('through' in declared) Object.assign(relation, { through: declared.through, otherKey: declared.otherKey })
     return relation

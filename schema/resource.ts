@@ -80,6 +80,12 @@ export interface Resource<R extends TObject = TObject> {
 export type RowOf<T> = T extends Resource<infer R> ? Static<R> : never
 
 const NAME = /^[a-z][a-zA-Z0-9]*$/
+// Query parameters and GraphQL arguments of every list: a filter of the same name would shadow them.
+const LIST_PARAMETERS = ['limit', 'cursor', 'page', 'offset', 'sort', 'order', 'total', 'fields', 'include', 'q', 'version', 'first', 'after']
+// The built-in resources' names and the GraphQL types of the schema that a declared type would collide with.
+const TAKEN_NAMES = ['user', 'post', 'comment', 'product', 'order', 'profile', 'dateTime', 'pageInfo', 'authPayload', 'query', 'mutation', 'subscription']
+const KINDS = ['belongsTo', 'hasMany', 'hasOne', 'manyToMany'] as const
+const camelCased = (name: string): string => name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/
 
 /** The schema without its `null` branch: what a filter value in a query string is. */
@@ -109,6 +115,7 @@ function check (condition: boolean, declaration: { name: string }, message: stri
 export function defineResource<R extends TObject> (declaration: ResourceDeclaration<R>): Resource<R> {
   const { name, table, representation } = declaration
   check(NAME.test(name), declaration, 'name must be lower camel case letters and digits')
+  check(!TAKEN_NAMES.includes(name), declaration, `the name ${name} is taken by a built-in resource or GraphQL type`)
   check(IDENTIFIER.test(table), declaration, 'table must be a lower-case SQL identifier')
   const plural = declaration.plural ?? `${name}s`
   check(NAME.test(plural), declaration, 'plural must be lower camel case letters and digits')
@@ -131,9 +138,14 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     check(field !== declaration.owner, declaration, `${field} is the owner: it is set to the caller, never written`)
   }
   check(declaration.writable.length > 0, declaration, 'at least one field must be writable')
+  for (const filter of declaration.filters ?? []) check(!LIST_PARAMETERS.includes(filter), declaration, `a filter cannot be named ${filter}: lists take a parameter of that name`)
+  const fieldNames = columns.map(camelCased)
   for (const [relation, declared] of Object.entries(declaration.relations ?? {})) {
-    check(NAME.test(relation) && !Object.hasOwn(properties, relation), declaration, `relation ${relation} must be a lower camel case name that is not a field`)
+    check(NAME.test(relation) && !Object.hasOwn(properties, relation) && !fieldNames.includes(relation), declaration, `relation ${relation} must be a lower camel case name that is not a field`)
     check('inverse' in declared === false, declaration, `relation ${relation}: inverse relations are not served yet`)
+    check(KINDS.filter((kind) => kind in declared).length === 1, declaration, `relation ${relation} must be exactly one of ${KINDS.join(', ')}`)
+    check(typeof declared.key === 'string', declaration, `relation ${relation} needs a key`)
+    if ('manyToMany' in declared) check(typeof declared.through === 'string' && typeof declared.otherKey === 'string', declaration, `relation ${relation}: manyToMany needs through and otherKey`)
     const identifiers = Object.entries(declared).filter(([option]) => option !== 'belongsTo' && option !== 'hasMany' && option !== 'hasOne' && option !== 'manyToMany')
     for (const [option, value] of identifiers) check(typeof value === 'string' && IDENTIFIER.test(value), declaration, `relation ${relation}: ${option} must be a lower-case SQL identifier`)
     if ('belongsTo' in declared) check(Object.hasOwn(properties, declared.key), declaration, `relation ${relation}: its key ${declared.key} is not in the representation`)

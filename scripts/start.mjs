@@ -3,7 +3,7 @@
 // sources; later starts reuse it. A loader that transpiles each module as it loads (tsx) starts the
 // server later (the README gives both start times). One process: a signal reaches the server itself.
 import { createHash } from 'node:crypto'
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
@@ -18,11 +18,19 @@ function walk (folder) {
   })
 }
 
-const files = ['server.ts', ...folders.flatMap(walk)].sort()
-const hash = createHash('sha256')
-for (const file of files) hash.update(file).update(readFileSync(join(root, file)))
+// Builds of other versions are removed once this old: a start of another version may still be loading one.
+const STALE_MS = 60 * 60 * 1000
+
+/** The sources' files and a name for their content. */
+function sources () {
+  const files = ['server.ts', ...folders.flatMap(walk)].sort()
+  const hash = createHash('sha256')
+  for (const file of files) hash.update(file).update(readFileSync(join(root, file)))
+  return { files, name: hash.digest('hex').slice(0, 16) }
+}
+
+const { files, name } = sources()
 const builds = join(root, '.tandem')
-const name = hash.digest('hex').slice(0, 16)
 const out = join(builds, name)
 
 if (!existsSync(join(out, 'server.js'))) {
@@ -40,15 +48,22 @@ if (!existsSync(join(out, 'server.js'))) {
   })
   cpSync(join(root, 'schema', 'graphql'), join(partial, 'schema', 'graphql'), { recursive: true })
   mkdirSync(builds, { recursive: true })
+  if (sources().name !== name) {
+    // A build kept under a name that is not its content's would be started again later.
+    rmSync(partial, { recursive: true, force: true })
+    process.stderr.write('tandem: the sources changed while they were transpiled; start again\n')
+    process.exit(1)
+  }
   try {
     renameSync(partial, out)
-  } catch {
-    // Another start made the same build first.
+  } catch (error) {
+    // Another start made the same build first; anything else is a real failure.
+    if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error
     rmSync(partial, { recursive: true, force: true })
   }
-  // Builds of other versions of the sources are not started again.
   for (const entry of readdirSync(builds)) {
-    if (entry !== name && !entry.endsWith('.partial')) rmSync(join(builds, entry), { recursive: true, force: true })
+    const path = join(builds, entry)
+    if (entry !== name && Date.now() - statSync(path).mtimeMs > STALE_MS) rmSync(path, { recursive: true, force: true })
   }
 }
 

@@ -4,6 +4,7 @@ import { embedRelations, relationData, type RelationData } from '../../db/resour
 import { resolveRelations } from '../../schema/relation-targets.js'
 import type { Resource } from '../../schema/resource.js'
 import { camelCase, targetTypeOf } from '../../schema/resource-sdl.js'
+import { badRequest } from '../../schema/errors.js'
 import { listLimit } from './inputs.js'
 import { withRelationsBelow } from './relations.js'
 import { isLoadedType, selectedFields, type Fragments } from './selection.js'
@@ -39,8 +40,14 @@ export function declaredAnswers (resources: readonly Resource[]) {
     if (wanted.some(({ relation }) => relation.target.read !== 'public')) await needsCaller()
     const limits = new Map<string, number>()
     for (const { relation } of wanted) {
-      const limit = (selected.get(relation.name)?.[0]?.arguments ?? []).find((argument) => argument.name.value === 'limit')
-      if (relation.list) limits.set(relation.name, listLimit(limit === undefined ? undefined : valueFromASTUntyped(limit.value, asked.variables)))
+      if (!relation.list) continue
+      // One list per row and relation: aliases of the relation must ask the same `limit`.
+      const asks = new Set((selected.get(relation.name) ?? []).map((node) => {
+        const limit = (node.arguments ?? []).find((argument) => argument.name.value === 'limit')
+        return listLimit(limit === undefined ? undefined : valueFromASTUntyped(limit.value, asked.variables))
+      }))
+      if (asks.size > 1) throw badRequest(`${relation.name} is asked with different limits; ask it with one`, 'limit')
+      limits.set(relation.name, [...asks][0] as number)
     }
     await embedRelations(db, rows, wanted, limits)
     await Promise.all(wanted.map(async ({ relation }) => {

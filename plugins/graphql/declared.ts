@@ -47,7 +47,8 @@ export function declaredResolvers (resources: readonly Resource[]): IResolvers<a
     const names = graphqlNames(resource)
     const columnOf = new Map(resource.columns.map((column) => [camelCase(column), column]))
     // The rows as GraphQL answers, with the relations `nodes` select loaded below them.
-    const answered = async (ctx: Context, rows: PageRow[], selection: Asked): Promise<PageRow[]> => answer(ctx.app.db, resource, rows, selection, ctx.viewer)
+    const answered = async (ctx: Context, rows: PageRow[], selection: Asked, needsCaller: () => Promise<unknown> = ctx.viewer): Promise<PageRow[]> =>
+      answer(ctx.app.db, resource, rows, selection, needsCaller)
     const asColumns = (input: Args): Row => Object.fromEntries(Object.entries(input).map(([field, value]) => [columnOf.get(field) ?? field, value]))
     // Filter arguments as the REST query string has them, checked by the same schema.
     const filterColumns = [...resource.declaration.filters ?? [], ...(resource.declaration.search ?? []).length > 0 ? ['q'] : []]
@@ -123,7 +124,9 @@ export function declaredResolvers (resources: readonly Resource[]): IResolvers<a
         }),
         // One answer per event and selection, shared by its subscribers.
         resolve: async (payload: ResourceEventPayload, _args: Args, ctx: Context, info: GraphQLResolveInfo) =>
-          answerOnce(payload, info, async () => (await answered(ctx, [{ ...payload.row } as PageRow], asked(info)))[0])
+          // Subscribers were signed in to subscribe, and their sockets close with their tokens: the shared
+          // answer does not depend on the first subscriber's token.
+          answerOnce(payload, info, async () => (await answered(ctx, [{ ...payload.row } as PageRow], asked(info), async () => {}))[0])
       }
     }
   }

@@ -43,6 +43,8 @@ export async function answerOnce<T> (event: object, info: GraphQLResolveInfo, re
   if (answer === undefined) {
     answer = resolve()
     answers.set(selection, answer)
+    // A failure (the database, say) is not handed to the subscribers that come next: they try again.
+    answer.catch(() => { answers?.delete(selection) })
   }
   return answer
 }

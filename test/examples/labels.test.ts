@@ -253,6 +253,8 @@ t.test('GraphQL relations: owner and posts, and the built-in relations below the
   const made = await graphql(app, 'mutation { createLabel(input: {name: "fresh"}) { name owner { name } posts { title } } }', { headers: ann.headers })
   t.same(made.data, { createLabel: { name: 'fresh', owner: { name: 'Ann' }, posts: [] } })
   t.same(errorCodes(await graphql(app, '{ labels { posts(limit: 101) { title } } }', { headers: ann.headers })), ['BAD_USER_INPUT'])
+  const aliases = await graphql(app, '{ labels { a: posts(limit: 1) { title } b: posts(limit: 2) { title } } }', { headers: ann.headers })
+  t.same(errorCodes(aliases), ['BAD_USER_INPUT'], 'aliases of one relation with different limits are refused, not answered alike')
 })
 
 t.test('subscriptions: labelCreated, labelUpdated, labelDeleted after the write, filtered, from either style', async (t) => {
@@ -303,5 +305,13 @@ t.test('a mistaken declaration fails at start, naming the mistake', async (t) =>
   t.throws(() => defineResource({ ...base, auth: { update: 'owner' } }), /needs an `owner` field/)
   t.throws(() => defineResource({ ...base, owner: 'owner_id', auth: { delete: 'public' } }), /delete cannot be public/)
   t.throws(() => defineResource({ ...base, table: 'Things; drop' }), /table must be/)
+  const withTotal = Type.Object({ id: Type.Integer(), name: Type.String(), total: Type.Integer() })
+  t.throws(() => defineResource({ name: 'sum', table: 'sums', representation: withTotal, generated: ['id'], writable: ['name'], filters: ['total'] }), /a filter cannot be named total/)
+  t.throws(() => defineResource({ ...base, name: 'user' }), /taken by a built-in resource/)
+  t.throws(() => defineResource({ ...base, relations: { things: { hasMany: 'post', belongsTo: 'user', key: 'x' } as never } }), /exactly one of/)
+  t.throws(() => defineResource({ ...base, relations: { posts: { manyToMany: 'post', key: 'thing_id' } as never } }), /manyToMany needs through and otherKey/)
+  t.throws(() => defineResource({ ...base, relations: { ownerId: { belongsTo: 'user', key: 'owner_id' } } }), /not a field/)
+  const unknownKey = defineResource({ ...base, relations: { posts: { hasMany: 'post', key: 'thing_id' } } })
+  await t.rejects(build(t, { resources: [unknownKey] }), /post has no field "thing_id"/, 'a key the target does not have stops the start')
   t.doesNotThrow(() => defineResource({ ...base, owner: 'owner_id' }))
 })
