@@ -4,7 +4,7 @@ import { parseInclude } from '../db/relations.js'
 import { embedRelations, OWNER_FILTER, PARENT_FILTER, relationData, resourceData, type RelationData } from '../db/resource.js'
 import type { AuthRule } from '../plugins/auth.js'
 import { requireAuth } from '../plugins/auth.js'
-import { announce, assertMayChange, callerNeeded, createdValues, readableOwner, replacedValues } from '../rules/resource.js'
+import { announce, assertMayChange, relationsNeedCaller, callerNeeded, createdValues, readableOwner, replacedValues } from '../rules/resource.js'
 import { IdParams, ItemQuery, ListOf, ListQuery, NoContent, NotModified, Selectable, WriteQuery, errors } from '../schema/common.js'
 import { badRequest, notFound } from '../schema/errors.js'
 import { resolveRelations } from '../schema/relation-targets.js'
@@ -80,7 +80,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
     const includes = async (request: FastifyRequest, query: Query) => {
       const wanted = parseInclude(relationNames, query.include)
       const included = relations.filter(({ relation }) => wanted.has(relation.name))
-      if (auth.read === 'public' && included.some(({ relation }) => relation.target.read !== 'public')) await app.accessTokens.authenticate(request)
+      if (auth.read === 'public' && relationsNeedCaller(included)) await app.accessTokens.authenticate(request)
       const keys = included.filter(({ relation }) => relation.kind === 'belongsTo').map(({ relation }) => relation.key)
       const asked = query.fields?.split(',').map((field) => field.trim())
       const added = asked === undefined ? [] : keys.filter((key) => !asked.includes(key))
@@ -111,7 +111,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         noInclude(query)
         if (query.q !== undefined && !searchable) throw badRequest(`${relation.name} cannot be searched`, 'q')
         const id = (request.params as Params).id
-        if (relation.target.read !== 'public' && auth.read === 'public') await app.accessTokens.authenticate(request)
+        if (auth.read === 'public' && relationsNeedCaller([related])) await app.accessTokens.authenticate(request)
         found(await data.find(app.db, id, 'id', readableOwner(resource, caller(request))), resource.name)
         const filters: Record<string, unknown> = { [PARENT_FILTER]: id }
         if (searchable) filters.q = query.q

@@ -2,12 +2,21 @@
 import type { FastifyInstance } from 'fastify'
 import type { AccessUser } from '../plugins/auth.js'
 import { forbidden } from '../schema/errors.js'
+import type { Relation } from '../schema/relation-targets.js'
 import type { AccessRule, Resource, ResourceAction, ResourceEvent } from '../schema/resource.js'
 
 /** Who must be signed in for `rule`: nobody, any user, or an administrator (owner rules look at the row afterwards). */
 export function callerNeeded (rule: AccessRule): 'nobody' | 'user' | 'admin' {
   if (rule === 'public') return 'nobody'
   return rule === 'admin' ? 'admin' : 'user'
+}
+
+/**
+ * Whether reading `relations` needs a signed-in caller: one of their targets is not public. A public
+ * resource's route or field then asks for a token before it embeds them.
+ */
+export function relationsNeedCaller (relations: ReadonlyArray<{ relation: Relation }>): boolean {
+  return relations.some(({ relation }) => relation.target.read !== 'public')
 }
 
 /** The owner whose rows `caller` may read, or undefined for every row. */

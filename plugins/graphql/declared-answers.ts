@@ -1,6 +1,7 @@
 import { valueFromASTUntyped, type FieldNode } from 'graphql'
 import type { Row } from '../../db/pagination.js'
 import { embedRelations, relationData, type RelationData } from '../../db/resource.js'
+import { relationsNeedCaller } from '../../rules/resource.js'
 import { resolveRelations } from '../../schema/relation-targets.js'
 import type { Resource } from '../../schema/resource.js'
 import { camelCase, targetTypeOf } from '../../schema/resource-sdl.js'
@@ -37,7 +38,7 @@ export function declaredAnswers (resources: readonly Resource[]) {
     if (entry === undefined) throw new Error(`${resource.name} is not a declared resource of this application`)
     const selected = selectedFields(asked.nodes, asked.fragments)
     const wanted: RelationData[] = entry.relations.filter(({ relation }) => selected.has(relation.name))
-    if (wanted.some(({ relation }) => relation.target.read !== 'public')) await needsCaller()
+    if (relationsNeedCaller(wanted)) await needsCaller()
     const limits = new Map<string, number>()
     for (const { relation } of wanted) {
       if (!relation.list) continue

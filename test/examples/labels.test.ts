@@ -293,6 +293,37 @@ t.test('subscriptions: labelCreated, labelUpdated, labelDeleted after the write,
   t.same(await deleted.next((v) => v.labelDeleted.name === 'watched'), { labelDeleted: { id: String(label.id), name: 'watched' } })
 })
 
+t.test('as a hostile client: a deleted user\'s token, costly nesting, repeated and concurrent writes', async (t) => {
+  const { app, ann, asAnn } = await setUp(t)
+  const gone = await signedIn(app, { name: 'Gone' })
+  t.equal((await apiClient(app, gone.headers)('DELETE', `/users/${gone.id}`)).statusCode, 204)
+  t.equal((await apiClient(app, gone.headers)('GET', '/labels')).statusCode, 401, 'a deleted user\'s token reads nothing')
+  t.equal((await apiClient(app, gone.headers)('POST', '/labels', { name: 'ghost' })).statusCode, 401)
+  t.same(errorCodes(await graphql(app, '{ labels { name } }', { headers: gone.headers })), ['UNAUTHENTICATED'])
+
+  const costly = await graphql(app, '{ labels(limit: 100) { posts(limit: 100) { author { posts(limit: 100) { title } } } } }', { headers: ann.headers })
+  t.match(costly.errors?.[0]?.message, /cost/, 'nesting through declared relations counts against the cost limit')
+  t.equal((await asAnn('GET', `/labels?include=${'owner,'.repeat(30)}owner`)).statusCode, 200, 'a repeated include is one include')
+  t.equal((await asAnn('GET', `/labels?include=${'x'.repeat(201)}`)).statusCode, 400)
+
+  const attempts = await Promise.all(Array.from({ length: 10 }, async () => asAnn('POST', '/labels', { name: 'race' })))
+  t.same(attempts.map((res) => res.statusCode).sort(), [201, ...Array.from({ length: 9 }, () => 409)], 'one is made, the others are 409, none is a 500')
+})
+
+t.test('a public resource asks for a token before it embeds a relation whose target is not public', async (t) => {
+  const publicLabels = defineResource({ ...labels.declaration, auth: { ...labels.declaration.auth, read: 'public' } } as Parameters<typeof defineResource>[0])
+  const app = await build(t, { resources: [publicLabels], migrations })
+  const ann = await signedIn(app, { name: 'Ann' })
+  const label = body<Label>(await apiClient(app, ann.headers)('POST', '/labels', { name: 'open' }))
+  const anonymous = apiClient(app)
+  t.equal((await anonymous('GET', '/labels')).statusCode, 200, 'anyone reads the labels')
+  t.equal((await anonymous('GET', '/labels?include=owner')).statusCode, 401, 'but not the users they point at')
+  t.equal((await anonymous('GET', `/labels/${label.id}/posts`)).statusCode, 401)
+  t.match(body(await apiClient(app, ann.headers)('GET', '/labels?include=owner')), { data: [{ owner: { name: 'Ann' } }] })
+  t.same((await graphql(app, '{ labels { name } }')).data, { labels: [{ name: 'open' }] })
+  t.same(errorCodes(await graphql(app, '{ labels { owner { email } } }')), ['UNAUTHENTICATED'])
+})
+
 t.test('examples/labels.graphql is the SDL the declaration gives (regenerate: npx tsx examples/print-sdl.ts > examples/labels.graphql)', async (t) => {
   t.equal(resourceSdl([labels]) + '\n', readFileSync(new URL('../../examples/labels.graphql', import.meta.url), 'utf8'))
 })
