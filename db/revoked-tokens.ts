@@ -43,6 +43,16 @@ export async function revokeTokensOf (db: Db | Transaction<Database>, userId: nu
     .execute()
 }
 
+/**
+ * Records that this instance's tokens live `seconds`: the database ends a user's tokens itself when
+ * their role changes (migration 0011), for as long as the longest lifetime recorded.
+ */
+export async function recordTokenLifetime (db: Db, seconds: number): Promise<void> {
+  await db.insertInto('token_lifetime').values({ seconds })
+    .onConflict((oc) => oc.column('one_row').doUpdateSet({ seconds: sql<number>`greatest(token_lifetime.seconds, excluded.seconds)` }))
+    .execute()
+}
+
 /** Revocations of tokens not yet expired, revoked after `since` (all of them without it). */
 export async function revocationsSince (db: Db, since: Date | undefined): Promise<Revocation[]> {
   let query = db.selectFrom('revoked_tokens').select(['jti', 'expires_at', 'revoked_at', 'token_version']).where('expires_at', '>', sql<Date>`now()`)

@@ -79,6 +79,12 @@ export interface RevokedTokensTable {
   token_version: number | null
 }
 
+/** One row: the longest access-token lifetime an instance is configured with (a role change's trigger reads it). */
+export interface TokenLifetimeTable {
+  one_row: Generated<boolean>
+  seconds: number
+}
+
 export type UserTokenKind = 'verify_email' | 'reset_password'
 
 export interface UserTokensTable {
@@ -150,6 +156,7 @@ export interface Database {
   persisted_queries: PersistedQueriesTable
   idempotency_keys: IdempotencyKeysTable
   login_failures: LoginFailuresTable
+  token_lifetime: TokenLifetimeTable
 }
 
 export type UserRow = Selectable<UsersTable>

@@ -8,6 +8,7 @@ import * as learntQueries from './0007_learnt_queries.js'
 import * as authorNames from './0008_author_names.js'
 import * as sessions from './0009_sessions.js'
 import * as loginFailures from './0010_login_failures.js'
+import * as roleChanges from './0011_role_changes.js'
 
 /** Every migration, in order. Listed statically so that they ship inside `dist/` with no file lookups. */
 export const migrations: Record<string, Migration> = {
@@ -19,5 +20,6 @@ export const migrations: Record<string, Migration> = {
   '0007_learnt_queries': learntQueries,
   '0008_author_names': authorNames,
   '0009_sessions': sessions,
-  '0010_login_failures': loginFailures
+  '0010_login_failures': loginFailures,
+  '0011_role_changes': roleChanges
 }

@@ -81,6 +81,30 @@ t.test('regression: a token issued before a reset survived it when the API\'s cl
   t.equal((await app.inject({ url: '/api/v1/users', headers: await login(app, me.email, 'a-brand-new-password') })).statusCode, 200, 'a token made after the reset works')
 })
 
+t.test('a change of role ends the user\'s tokens, whoever makes it (here plain SQL, as an administration tool would), on every instance', async (t) => {
+  const app = await build(t)
+  const other = await secondInstance(t)
+  const me = await signedIn(app)
+  const promote = async (role: 'admin' | 'user') => app.db.updateTable('users').set({ role }).where('id', '=', me.id).execute()
+
+  await promote('admin')
+  t.equal(await statusOnceRefused(app, me.headers), 401, 'the token it had as a user ends')
+  t.equal(await statusOnceRefused(other, me.headers), 401, 'on the other instance too')
+  const asAdmin = await login(app, me.email, me.password)
+  t.equal((await app.inject({ url: `/api/v1/users/${me.id}`, headers: asAdmin })).statusCode, 200, 'a new sign-in carries the new role')
+
+  await promote('user')
+  t.equal(await statusOnceRefused(app, asAdmin), 401, 'a demoted administrator keeps no administrator token')
+  t.equal(await statusOnceRefused(other, asAdmin), 401)
+  const ending = await app.db.selectFrom('revoked_tokens').select('expires_at').where('jti', '=', `user:${me.id}`).executeTakeFirstOrThrow()
+  t.ok(ending.expires_at.getTime() > Date.now() + 14 * 60_000, 'the ending outlives the tokens it ends (15 minutes here)')
+
+  await app.db.updateTable('users').set({ name: 'Renamed' }).where('id', '=', me.id).execute()
+  const fresh = await login(app, me.email, me.password)
+  await app.db.updateTable('users').set({ name: 'Renamed again', role: 'user' }).where('id', '=', me.id).execute()
+  t.equal((await app.inject({ url: '/api/v1/users', headers: fresh })).statusCode, 200, 'other changes, and a role set to what it was, end nothing')
+})
+
 t.test('regression: changing one\'s email needed no password; now it needs current_password, tells the old address and unverifies', async (t) => {
   const app = await build(t)
   const me = await signedIn(app, { email: 'owner@example.com' })
