@@ -44,7 +44,8 @@ try {
     await settle(db)
     await db.destroy()
   })
-  await app.register(tandem, { ...config, db, rootHandlers: true })
+  const host = config.resourcesModule === undefined ? {} : await (await import('./app/resources-module.js')).loadResourcesModule(config.resourcesModule)
+  await app.register(tandem, { ...config, ...host, db, rootHandlers: true })
   await app.ready()
   if (await loadDemoData(app.db, await hashPassword(DEMO_PASSWORD))) {
     app.log.info(`empty database: loaded the demo data set (users such as ada@example.com, password "${DEMO_PASSWORD}")`)

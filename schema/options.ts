@@ -32,6 +32,13 @@ export const TandemOptionsSchema = Type.Object({
   databaseStatementTimeout: Type.Integer({ default: 10_000, minimum: 0 }),
   /** Where the embedded database lives; `memory://` for a throw-away one. @example './.data' */
   dataDir: Type.Optional(Type.String({ minLength: 1 })),
+  /**
+   * The server's own (`npm start`, `node dist/server.js`): an ES module whose `resources` export
+   * lists the host's resources (`defineResource` results or plain declarations) and whose optional
+   * `migrations` export makes their tables. A host application passes them to `tandem` instead.
+   * @example './resources.js'
+   */
+  resourcesModule: Type.Optional(Type.String({ minLength: 1 })),
   /** Secret that signs access tokens and list cursors. @example 'a long random string' */
   jwtSecret: Type.Optional(Type.String({ minLength: 16 })),
   /** Access-token lifetime: seconds or a duration such as `15m`, `2h`, `1d`. @example '15m' */
