@@ -90,6 +90,13 @@ export const cases: BenchCase[] = [
     requests: (c) => [firstPage(c)]
   },
   {
+    id: 'rest-declared-first-page',
+    title: 'GET /notes?limit=20 (a declared host resource, RESOURCES_MODULE; authenticated)',
+    server: 'api',
+    writes: false,
+    requests: (c) => [get('/api/v1/notes?limit=20', auth(c))]
+  },
+  {
     id: 'rest-deep-keyset',
     title: 'GET /users?limit=20&cursor=<95 % deep>',
     server: 'api',

@@ -16,7 +16,7 @@ import { openServer, type PgServer } from './postgres.js'
 import { formatSummary, summarize, type ProfileSummary } from './profile.js'
 import { passSchedule } from './schedule.js'
 import { evaluateControls, evaluateTargets, markdown, ratiosToBaseline, save, type Report } from './report.js'
-import { apiEntryPoint, startApi, startBaseline, startFloor, type Server } from './servers.js'
+import { apiEntryPoint, benchResourcesModule, startApi, startBaseline, startFloor, type Server } from './servers.js'
 import { ADMIN, FULL, QUICK, type Settings } from './settings.js'
 import { StatementCounter } from './statements.js'
 import { describeMachine, postmasterOf } from './system.js'
@@ -94,6 +94,7 @@ async function startServers (datasetUrl: string): Promise<Servers> {
       ADMIN_EMAIL: ADMIN.email,
       ADMIN_PASSWORD: ADMIN.password,
       RATE_LIMIT_MAX: '1000000000',
+      RESOURCES_MODULE: await benchResourcesModule(entry),
       LOG_LEVEL: 'warn'
     }, join(logDir, 'api.log'))
     log(`API: ${servers.api.command} (pid ${servers.api.pid}) on ${servers.api.origin}`)

@@ -3,7 +3,8 @@ import type { BenchCase } from './cases.js'
 /**
  * The cases whose req/s are compared with one another (the targets' ratios and the references'),
  * in the order they run within a pass; each pass runs them once more in reverse, then the rest.
- * Neighbours here are the pairs the targets compare: baseline and first page, first and deep page;
+ * Neighbours here are the pairs the targets compare: baseline and first page, first and deep page
+ * (the declared resource's page sits one away from the first page);
  * then the deep page and its controls: the second page (a cursor at the other end of the list) and
  * the first page with the deep page's widths.
  */
@@ -11,6 +12,7 @@ export const MIRRORED = [
   'floor-first-page-limited',
   'floor-first-page-jwt',
   'floor-first-page',
+  'rest-declared-first-page',
   'baseline',
   'rest-first-page',
   'rest-deep-keyset',

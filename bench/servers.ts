@@ -1,7 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
-import { createWriteStream, existsSync, readFileSync } from 'node:fs'
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 
 const root = new URL('..', import.meta.url).pathname
@@ -98,6 +98,20 @@ export async function apiEntryPoint (build: boolean, log: (line: string) => void
   if (existsSync(join(root, 'dist/server.js'))) return [...serverNodeFlags(), 'dist/server.js']
   log('no dist/server.js: running server.ts through tsx')
   return [...serverNodeFlags(), ...fromSources]
+}
+
+/**
+ * The module of the bench's declared resource (bench/declared.ts) as the API's entry can import it:
+ * the TypeScript itself when the API runs through tsx, else transpiled once into .tandem/bench/.
+ */
+export async function benchResourcesModule (entry: string[]): Promise<string> {
+  const source = join(root, 'bench/declared.ts')
+  if (entry.includes('tsx')) return source
+  const { transformSync } = await import('esbuild')
+  const out = join(root, '.tandem/bench/declared.mjs')
+  mkdirSync(dirname(out), { recursive: true })
+  writeFileSync(out, transformSync(readFileSync(source, 'utf8'), { loader: 'ts', format: 'esm', target: 'node20' }).code)
+  return out
 }
 
 export async function startApi (entry: string[], env: Record<string, string>, logFile: string): Promise<Server> {
