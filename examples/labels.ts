@@ -5,8 +5,8 @@
 // Run it with `npx tsx examples/labels.ts` once the package is built (or installed).
 import { pathToFileURL } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { sql, type Kysely, type Migration } from 'kysely'
-import { defineResource, tandem, Type, type RowOf, type TandemOptions } from 'tandem-api'
+import { sql, type Generated, type Kysely, type Migration } from 'kysely'
+import { defineResource, tandem, Type, withTables, type RowOf, type TandemOptions } from 'tandem-api'
 
 export const labels = defineResource({
   name: 'label',
@@ -65,6 +65,18 @@ export const migrations: Record<string, Migration> = {
       await db.schema.dropTable('labels').execute()
     }
   }
+}
+
+/** The host's tables as its own queries see them (Kysely's table types). */
+export interface HostTables {
+  labels: { id: Generated<number>, owner_id: number, name: string, color: string | null, created_at: Generated<Date> }
+  post_labels: { label_id: number, post_id: number }
+}
+
+/** Puts a label on a post (labelling twice is harmless): the host's own query, on `app.db` widened to its tables. */
+export async function labelPost (app: FastifyInstance, labelId: number, postId: number): Promise<void> {
+  await withTables<HostTables>(app.db).insertInto('post_labels').values({ label_id: labelId, post_id: postId })
+    .onConflict((oc) => oc.doNothing()).execute()
 }
 
 export async function buildHost (options: TandemOptions & { logger?: boolean } = {}): Promise<FastifyInstance> {
