@@ -6,6 +6,7 @@ import type { TandemEventMap } from '../plugins/events.js'
 import { IdParams, ItemQuery, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
 import { notFound } from '../schema/errors.js'
 import { CreatePostBody, PatchPostBody, Post, PostFields, PostList, PostListQuery, ReplacePostBody, UserPostListQuery } from '../schema/posts.js'
+import { tellSubscribers } from '../rules/events.js'
 import { authorOf } from '../rules/posts.js'
 import { etagOf, ifMatch, sendEntity } from './conditional.js'
 import { found, sendList } from './reply.js'
@@ -13,16 +14,11 @@ import { found, sendList } from './reply.js'
 const tags = ['posts']
 
 /**
- * Tells GraphQL subscribers of a write once it is committed (after the Idempotency-Key's
- * transaction, if the request has one), when the event bus is there. Not awaited: the answer does
- * not wait on the bus (Redis, say), and a failure to tell does not undo the write.
+ * Tells GraphQL subscribers of a write once it is committed: after the Idempotency-Key's
+ * transaction, if the request has one.
  */
 export function announce<T extends keyof TandemEventMap> (request: FastifyRequest, topic: T, payload: TandemEventMap[T]): void {
-  const app = request.server
-  if (!app.hasDecorator('tandemEvents')) return
-  request.afterCommit(() => {
-    app.tandemEvents.publish(topic, payload).catch((err: unknown) => { app.log.warn({ err, topic }, 'could not publish an event') })
-  })
+  request.afterCommit(() => { tellSubscribers(request.server, topic, payload) })
 }
 
 /** REST transport of posts: validation and serialization by schema, data from `db/posts`. */

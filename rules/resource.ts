@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { AccessUser } from '../plugins/auth.js'
 import { forbidden } from '../schema/errors.js'
+import { tellSubscribers } from './events.js'
 import type { Relation } from '../schema/relation-targets.js'
 import type { AccessRule, Resource, ResourceAction, ResourceEvent } from '../schema/resource.js'
 
@@ -60,12 +61,9 @@ export interface ResourceEventPayload { row: Record<string, unknown> }
  * has committed; a failure to tell is logged and does not undo the write.
  */
 export function announce (app: FastifyInstance, resource: Resource, event: ResourceEvent, row: Record<string, unknown>): void {
-  if (!(resource.declaration.events ?? []).includes(event) || !app.hasDecorator('tandemEvents')) return
-  const topic = topicOf(resource, event)
+  if (!(resource.declaration.events ?? []).includes(event)) return
   const payload: ResourceEventPayload = { row }
-  app.tandemEvents.emitter.emit({ topic, payload }, (err?: Error) => {
-    if (err !== undefined && err !== null) app.log.warn({ err, topic }, 'could not publish an event')
-  })
+  tellSubscribers(app, topicOf(resource, event), payload)
 }
 
 /** Whether a subscriber may hear of `row`: the read rule, with owner rules narrowing to the caller's rows. */

@@ -5,6 +5,7 @@ import { cursorAfterId } from '../../db/pagination.js'
 import { createPost, findPost, type Post } from '../../db/posts.js'
 import { findUser, listUsers, userRows } from '../../db/users.js'
 import { changeUser, removeUser, signUp, type AccountChanges } from '../../rules/accounts.js'
+import { tellSubscribers } from '../../rules/events.js'
 import { authorOf } from '../../rules/posts.js'
 import { notFound } from '../../schema/errors.js'
 import { CreateCommentBody } from '../../schema/comments.js'
@@ -104,7 +105,7 @@ export function resolvers (): IResolvers<any, Context> {
         const authorId = authorOf(viewer, parseId(rawAuthorId, 'authorId'))
         const input = checkInput<{ title: string, content: string }>(ReplacePostBody, fields)
         const post = await createPost(ctx.app.db, { authorId, ...input })
-        await publish(ctx, 'postCreated', { post: post as PostCreated['post'] & Post })
+        tellSubscribers(ctx.app, 'postCreated', { post: post as PostCreated['post'] & Post })
         return withRelations(ctx.app.db, info, post)
       },
       async createComment (_root, args: Args, ctx: Context, info: Info) {
@@ -114,7 +115,7 @@ export function resolvers (): IResolvers<any, Context> {
         const { text } = checkInput<{ text: string }>(CreateCommentBody, fields)
         const comment = await createComment(ctx.app.db, { postId, authorId: viewer.sub, text })
         if (comment === undefined) throw notFound('post')
-        await publish(ctx, 'commentAdded', { comment: comment as CommentAdded['comment'] & Comment })
+        tellSubscribers(ctx.app, 'commentAdded', { comment: comment as CommentAdded['comment'] & Comment })
         return withRelations(ctx.app.db, info, comment)
       },
       async login (_root, args: Args, ctx: Context) {
@@ -144,14 +145,5 @@ export function resolvers (): IResolvers<any, Context> {
         resolve: async (event: CommentAdded, _args: Args, ctx: Context, info: Info) => answerOnce(event, info, async () => withRelations(ctx.app.db, info, { ...event.comment }))
       }
     }
-  }
-}
-
-/** Tells subscribers, after the write has committed; a failure to tell does not undo the write. */
-async function publish<T extends keyof TandemEventMap> (ctx: Context, topic: T, payload: TandemEventMap[T]): Promise<void> {
-  try {
-    await ctx.app.tandemEvents.publish(topic, payload)
-  } catch (error) {
-    ctx.app.log.warn({ err: error, topic }, 'graphql: could not publish an event')
   }
 }
