@@ -9,22 +9,35 @@ import { paginate, parseFields, selectColumns, type BaseQuery, type Filter, type
 import { postList } from './posts.js'
 import { EMBEDDED_LIMIT, firstChildren, firstThrough, rowsById } from './relations.js'
 import { searchFilter } from './search.js'
+import { inTransaction } from './transaction.js'
 import type { Database } from './types.js'
 import { userList } from './users.js'
 
 /** The filter that narrows a list to one owner's rows (for `owner` read rules); not a query parameter. */
 export const OWNER_FILTER = '$owner'
 
+type Values = Record<string, unknown>
+
+/**
+ * What runs around a write inside its transaction (the declaration's hooks, as rules/resource-writes.ts
+ * binds them): it is given the transaction, the locked current row for updates and deletions, and
+ * `write`, the write's statement, which it calls once with the values to write.
+ */
+export type Around<Current> = (trx: Db, current: Current, write: (values: Values) => Promise<Row>) => Promise<Row>
+
 /** A declared resource's queries: its table is the host's, so not in Tandem's `Database` type. */
 export interface ResourceData {
   readonly list: ListSpec
   page: (db: Db, params: ListParams & Record<string, unknown>, context: ListContext) => Promise<ListPage>
   find: (db: Db, id: number, fields: string | undefined, owner?: number) => Promise<Row | undefined>
-  create: (db: Db, values: Record<string, unknown>) => Promise<Row>
+  /** Inserts the row; with `around`, in a transaction that `around` runs in too. */
+  create: (db: Db, values: Values, around?: Around<undefined>) => Promise<Row>
   /** Locks the row, runs `check` on it, then writes; undefined when there is no such row. */
-  update: (db: Db, id: number, values: Record<string, unknown>, check: Precondition<Row>) => Promise<Row | undefined>
+  update: (db: Db, id: number, values: Values, check: Precondition<Row>, around?: Around<Row>) => Promise<Row | undefined>
   /** The row as it was, or undefined when there is no such row. */
-  remove: (db: Db, id: number, check: Precondition<Row>) => Promise<Row | undefined>
+  remove: (db: Db, id: number, check: Precondition<Row>, around?: Around<Row>) => Promise<Row | undefined>
+  /** Locks the row, runs `check` on it, then `work` in the same transaction; undefined when there is no such row. */
+  withLocked: (db: Db, id: number, check: Precondition<Row>, work: (trx: Db, current: Row) => Promise<Row>) => Promise<Row | undefined>
 }
 
 const equals = (column: string): Filter => ({ where: (query, value) => query.where(sql.ref(column), '=', value) })
@@ -59,19 +72,31 @@ export function resourceData (resource: Resource): ResourceData {
       if (owner !== undefined) query = query.where(sql.ref(declaration.owner as string), '=', owner)
       return await selectColumns(query, list, parseFields(list, fields)).executeTakeFirst() as Row | undefined
     },
-    async create (db, values) {
-      return await untyped(db).insertInto(table).values(values).returning(columns).executeTakeFirstOrThrow() as Row
+    async create (db, values, around) {
+      const insert = async (trx: Db, written: Values) => await untyped(trx).insertInto(table).values(written).returning(columns).executeTakeFirstOrThrow() as Row
+      // Without hooks the insert is one statement, and needs no transaction of its own.
+      if (around === undefined) return insert(db, values)
+      return inTransaction(db, async (trx) => around(trx, undefined, async (written) => insert(trx, written)))
     },
-    async update (db, id, values, check) {
-      return lockedWrite(db, lock(id), check, async (trx, current) => Object.keys(values).length === 0
+    async update (db, id, values, check, around) {
+      const set = async (trx: Db, current: Row, written: Values) => Object.keys(written).length === 0
         ? current
-        : await untyped(trx).updateTable(table).set(values).where('id', '=', id).returning(columns).executeTakeFirstOrThrow() as Row)
+        : await untyped(trx).updateTable(table).set(written).where('id', '=', id).returning(columns).executeTakeFirstOrThrow() as Row
+      return lockedWrite(db, lock(id), check, async (trx, current) => around === undefined
+        ? set(trx, current, values)
+        : around(trx, current, async (written) => set(trx, current, written)))
     },
-    async remove (db, id, check) {
-      return lockedWrite(db, lock(id), check, async (trx, current) => {
+    async remove (db, id, check, around) {
+      const remove = async (trx: Db, current: Row) => {
         await untyped(trx).deleteFrom(table).where('id', '=', id).execute()
         return current
-      })
+      }
+      return lockedWrite(db, lock(id), check, async (trx, current) => around === undefined
+        ? remove(trx, current)
+        : around(trx, current, async () => remove(trx, current)))
+    },
+    async withLocked (db, id, check, work) {
+      return lockedWrite(db, lock(id), check, work)
     }
   }
 }

@@ -6,7 +6,10 @@
 import { pathToFileURL } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { sql, type Generated, type Kysely, type Migration } from 'kysely'
-import { defineResource, tandem, Type, withTables, type RowOf, type TandemOptions } from 'tandem-api'
+import { defineResource, tandem, Type, unprocessable, withTables, type RowOf, type TandemOptions } from 'tandem-api'
+
+/** How many labels one user may have: `beforeCreate` refuses the next with 422. */
+export const LABELS_PER_OWNER = 20
 
 export const labels = defineResource({
   name: 'label',
@@ -29,7 +32,19 @@ export const labels = defineResource({
     posts: { manyToMany: 'post', through: 'post_labels', key: 'label_id', otherKey: 'post_id' }
   },
   auth: { read: 'authenticated', create: 'authenticated', update: 'owner', delete: 'ownerOrAdmin' },
-  events: ['created', 'updated', 'deleted']
+  events: ['created', 'updated', 'deleted'],
+  hooks: {
+    // Runs in the create's transaction. The owner's row is locked first, so two creates of one
+    // owner take turns and the second counts the first's label: neither can pass the limit
+    // together. (`no key update` still lets rows that refer to the user be written meanwhile.)
+    async beforeCreate ({ trx, values }) {
+      const owner = Number(values.owner_id)
+      await trx.selectFrom('users').select('id').where('id', '=', owner).forNoKeyUpdate().execute()
+      const { count } = await trx.withTables<{ labels: { owner_id: number } }>().selectFrom('labels')
+        .select((eb) => eb.fn.countAll<string>().as('count')).where('owner_id', '=', owner).executeTakeFirstOrThrow()
+      if (Number(count) >= LABELS_PER_OWNER) throw unprocessable(`a user may have at most ${LABELS_PER_OWNER} labels`)
+    }
+  }
 })
 
 /** A label as the API shows it. */

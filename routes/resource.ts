@@ -4,7 +4,8 @@ import { parseInclude } from '../db/relations.js'
 import { embedRelations, OWNER_FILTER, PARENT_FILTER, relationData, resourceData, type RelationData } from '../db/resource.js'
 import type { AuthRule } from '../plugins/auth.js'
 import { requireAuth } from '../plugins/auth.js'
-import { announce, assertMayChange, relationsNeedCaller, callerNeeded, createdValues, readableOwner, replacedValues } from '../rules/resource.js'
+import { announce, assertMayChange, relationsNeedCaller, callerNeeded, readableOwner, replacedValues } from '../rules/resource.js'
+import { resourceWrites } from '../rules/resource-writes.js'
 import { IdParams, ItemQuery, ListOf, ListQuery, NoContent, NotModified, Selectable, WriteQuery, errors } from '../schema/common.js'
 import { badRequest, notFound } from '../schema/errors.js'
 import { resolveRelations } from '../schema/relation-targets.js'
@@ -45,6 +46,7 @@ function selectionWith (item: { properties: Record<string, TSchema> }, relations
  */
 export function declaredRoutes (resource: Resource, resources: readonly Resource[] = [resource]): FastifyPluginAsync {
   const data = resourceData(resource)
+  const writes = resourceWrites(resource, data)
   const relations = resolveRelations(resource, resources).map(relationData)
   const relationNames = relations.map(({ relation }) => relation.name)
   const { plural, auth } = resource
@@ -148,7 +150,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       config: withAuth(auth.create, true),
       schema: { tags, summary: `Create a ${resource.name}`, querystring: WriteQuery, body: schemas.create, response: { 201: schemas.item, ...errors(400, 401, 403, 409, 413, 415, 422, 429) } }
     }, async (request, reply) => {
-      const row = await data.create(request.db, createdValues(resource, auth.create === 'public' ? undefined : request.user, request.body as Record<string, unknown>))
+      const row = await writes.create(request.db, auth.create === 'public' ? undefined : request.user, request.body as Record<string, unknown>)
       request.afterCommit(() => { announce(app, resource, 'created', row) })
       const collection = (request.url.split('?')[0] ?? '').replace(/\/$/, '')
       return written(reply.code(201).header('location', `${collection}/${row.id}`), row)
@@ -159,7 +161,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       schema: { tags, summary: `Replace a ${resource.name}`, params: IdParams, querystring: WriteQuery, body: schemas.replace, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
     }, async (request, reply) => {
       const values = replacedValues(resource, request.body as Record<string, unknown>)
-      const row = found(await data.update(app.db, (request.params as Params).id, values, check(request, 'update')), resource.name)
+      const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, check(request, 'update')), resource.name)
       announce(app, resource, 'updated', row)
       return written(reply, row)
     })
@@ -169,7 +171,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       schema: { tags, summary: `Change some fields of a ${resource.name}`, params: IdParams, querystring: WriteQuery, body: schemas.patch, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
     }, async (request, reply) => {
       const values = request.body as Record<string, unknown>
-      const row = found(await data.update(app.db, (request.params as Params).id, values, check(request, 'update')), resource.name)
+      const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, check(request, 'update')), resource.name)
       announce(app, resource, 'updated', row)
       return written(reply, row)
     })
@@ -178,7 +180,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       config: withAuth(auth.delete),
       schema: { tags, summary: `Delete a ${resource.name}`, params: IdParams, querystring: WriteQuery, response: { 204: NoContent, ...errors(400, 401, 403, 404, 412, 429) } }
     }, async (request, reply) => {
-      const row = await data.remove(app.db, (request.params as Params).id, check(request, 'delete'))
+      const row = await writes.remove(app.db, (request.params as Params).id, request.user, check(request, 'delete'))
       if (row === undefined) throw notFound(resource.name)
       announce(app, resource, 'deleted', row)
       return reply.code(204).send(null)

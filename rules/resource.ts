@@ -4,7 +4,7 @@ import type { AccessUser } from '../plugins/auth.js'
 import { forbidden } from '../schema/errors.js'
 import { tellSubscribers } from './events.js'
 import type { Relation } from '../schema/relation-targets.js'
-import type { AccessRule, Resource, ResourceAction, ResourceEvent } from '../schema/resource.js'
+import type { AccessRule, Resource, ResourceEvent } from '../schema/resource.js'
 
 /** Who must be signed in for `rule`: nobody, any user, or an administrator (owner rules look at the row afterwards). */
 export function callerNeeded (rule: AccessRule): 'nobody' | 'user' | 'admin' {
@@ -28,9 +28,12 @@ export function readableOwner (resource: Resource, caller: AccessUser | undefine
   return undefined
 }
 
-/** Refuses a change of `row` that `caller` may not make (checked on the locked row, inside the write). */
-export function assertMayChange (resource: Resource, action: Exclude<ResourceAction, 'read' | 'create'>, caller: AccessUser, row: Record<string, unknown>): void {
-  const rule = resource.auth[action]
+/**
+ * Refuses a change of `row` that `caller` may not make (checked on the locked row, inside the write):
+ * `update`, `delete`, or the name of one of the declaration's actions.
+ */
+export function assertMayChange (resource: Resource, action: string, caller: AccessUser, row: Record<string, unknown>): void {
+  const rule = action === 'update' || action === 'delete' ? resource.auth[action] : resource.declaration.actions?.[action]?.auth
   if (rule !== 'owner' && rule !== 'ownerOrAdmin') return
   if (rule === 'ownerOrAdmin' && caller.role === 'admin') return
   if (Number(row[resource.declaration.owner as string]) !== caller.sub) {

@@ -1,5 +1,6 @@
 import { Type, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
 import { ListOf, ListQuery, Selectable } from './common.js'
+import { checkBehaviour, type ActionDeclaration, type ResourceHooks } from './resource-hooks.js'
 
 /** Who may do something to a declared resource. `owner` rules look at the declaration's `owner` column. */
 export type AccessRule = 'public' | 'authenticated' | 'admin' | 'owner' | 'ownerOrAdmin'
@@ -49,6 +50,14 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
   relations?: Readonly<Record<string, RelationDeclaration>>
   /** Announced after the write commits, to the subscriptions `labelCreated`, `labelUpdated`, `labelDeleted`. Default: none. */
   events?: readonly ResourceEvent[]
+  /** Business rules inside the writes' transactions, in both styles (see `ResourceHooks`). */
+  hooks?: ResourceHooks<Static<R>>
+  /**
+   * What may be done to one row beyond changing it: `POST /{plural}/{id}/{name}` and the mutation
+   * `{name}{Type}`; an `updated` event, when declared, is announced after each. Names are lower camel
+   * case, and neither a relation's nor `create`, `update`, `delete`. @example { archive: { auth: 'owner', run } }
+   */
+  actions?: Readonly<Record<string, ActionDeclaration<Static<R>>>>
 }
 
 /** A declared resource: the declaration checked, and the contracts derived from it. */
@@ -150,6 +159,7 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     for (const [option, value] of identifiers) check(typeof value === 'string' && IDENTIFIER.test(value), declaration, `relation ${relation}: ${option} must be a lower-case SQL identifier`)
     if ('belongsTo' in declared) check(Object.hasOwn(properties, declared.key), declaration, `relation ${relation}: its key ${declared.key} is not in the representation`)
   }
+  checkBehaviour(declaration, Object.keys(declaration.relations ?? {}))
   for (const event of declaration.events ?? []) check(['created', 'updated', 'deleted'].includes(event), declaration, `unknown event ${JSON.stringify(event)}`)
 
   const auth: Record<ResourceAction, AccessRule> = {

@@ -2,7 +2,8 @@ import type { GraphQLResolveInfo } from 'graphql'
 import type { IResolvers } from 'mercurius'
 import { cursorAfterId, type Row as PageRow } from '../../db/pagination.js'
 import { resourceData, OWNER_FILTER } from '../../db/resource.js'
-import { announce, assertMayChange, callerNeeded, createdValues, mayHear, readableOwner, topicOf, type ResourceEventPayload } from '../../rules/resource.js'
+import { announce, assertMayChange, callerNeeded, mayHear, readableOwner, topicOf, type ResourceEventPayload } from '../../rules/resource.js'
+import { resourceWrites } from '../../rules/resource-writes.js'
 import { forbidden, notFound } from '../../schema/errors.js'
 import type { AccessRule, Resource } from '../../schema/resource.js'
 import { camelCase, graphqlNames, scalarOf } from '../../schema/resource-sdl.js'
@@ -44,6 +45,7 @@ export function declaredResolvers (resources: readonly Resource[]): IResolvers<a
   const asked = (info: GraphQLResolveInfo, nodes: Asked['nodes'] = info.fieldNodes): Asked => ({ nodes, fragments: info.fragments, variables: info.variableValues })
   for (const resource of resources) {
     const data = resourceData(resource)
+    const writes = resourceWrites(resource, data)
     const names = graphqlNames(resource)
     const columnOf = new Map(resource.columns.map((column) => [camelCase(column), column]))
     // The rows as GraphQL answers, with the relations `nodes` select loaded below them.
@@ -96,21 +98,21 @@ export function declaredResolvers (resources: readonly Resource[]): IResolvers<a
     Mutation[names.create] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
       const caller = await callerFor(ctx, resource.auth.create)
       const input = checkInput<Row>(resource.schemas.create, asColumns(args.input as Args))
-      const row = await data.create(ctx.app.db, createdValues(resource, caller, input))
+      const row = await writes.create(ctx.app.db, caller, input)
       announce(ctx.app, resource, 'created', row)
       return (await answered(ctx, [{ ...row }], asked(info)))[0]
     }
     Mutation[names.update] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
       const caller = await callerFor(ctx, resource.auth.update) as AccessUser
       const input = checkInput<Row>(resource.schemas.patch, asColumns(args.input as Args))
-      const row = await data.update(ctx.app.db, parseId(args.id, 'id'), input, (current) => { assertMayChange(resource, 'update', caller, current) })
+      const row = await writes.update(ctx.app.db, parseId(args.id, 'id'), caller, input, (current) => { assertMayChange(resource, 'update', caller, current) })
       if (row === undefined) throw notFound(resource.name)
       announce(ctx.app, resource, 'updated', row)
       return (await answered(ctx, [{ ...row }], asked(info)))[0]
     }
     Mutation[names.remove] = async (_root: unknown, args: Args, ctx: Context) => {
       const caller = await callerFor(ctx, resource.auth.delete) as AccessUser
-      const row = await data.remove(ctx.app.db, parseId(args.id, 'id'), (current) => { assertMayChange(resource, 'delete', caller, current) })
+      const row = await writes.remove(ctx.app.db, parseId(args.id, 'id'), caller, (current) => { assertMayChange(resource, 'delete', caller, current) })
       if (row !== undefined) announce(ctx.app, resource, 'deleted', row)
       return row !== undefined
     }

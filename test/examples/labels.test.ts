@@ -3,13 +3,14 @@
 import { readFileSync } from 'node:fs'
 import { sql } from 'kysely'
 import t from 'tap'
-import { defineResource, resourceSdl, Type } from '../../index.js'
+import { conflict, defineResource, resourceSdl, Type } from '../../index.js'
 import { adminToken, apiClient, body, build, errorCodes, graphql, signedIn, testDb } from '../helpers/app.js'
 import '../helpers/source-package.js'
+import { serverUrl } from '../helpers/database.js'
 import { recordSql } from '../helpers/sql-log.js'
 import { connect, listening, subscribe } from '../helpers/subscriptions.js'
 
-const { labels, migrations } = await import('../../examples/labels.js')
+const { labels, migrations, LABELS_PER_OWNER } = await import('../../examples/labels.js')
 
 type Label = { id: number, owner_id: number, name: string, color: string | null, created_at: string }
 type Page = { data: Label[], pagination?: { hasMore: boolean, nextCursor: string | null, total?: number } }
@@ -310,6 +311,89 @@ t.test('as a hostile client: a deleted user\'s token, costly nesting, repeated a
   t.same(attempts.map((res) => res.statusCode).sort(), [201, ...Array.from({ length: 9 }, () => 409)], 'one is made, the others are 409, none is a 500')
 })
 
+t.test('hooks: beforeCreate refuses the label past the limit, in both styles, and nothing is written', async (t) => {
+  const { app, ann, asAnn, asBob } = await setUp(t)
+  await sql`insert into labels (owner_id, name) select ${ann.id}, 'label ' || n from generate_series(1, ${LABELS_PER_OWNER - 1}) as n`.execute(app.db)
+  t.equal((await asAnn('POST', '/labels', { name: 'the last one' })).statusCode, 201, 'up to the limit')
+  const refused = await asAnn('POST', '/labels', { name: 'one too many' })
+  t.equal(refused.statusCode, 422)
+  t.same(body(refused), { error: `a user may have at most ${LABELS_PER_OWNER} labels` }, 'the hook\'s error in the contract\'s shape')
+  const viaGraphql = await graphql(app, 'mutation { createLabel(input: {name: "by GraphQL"}) { id } }', { headers: ann.headers })
+  t.same(errorCodes(viaGraphql), ['BAD_USER_INPUT'])
+  t.equal(viaGraphql.errors?.[0]?.message, `a user may have at most ${LABELS_PER_OWNER} labels`)
+  const keyed = await asAnn('POST', '/labels', { name: 'keyed' }, { 'idempotency-key': 'past-the-limit' })
+  t.equal(keyed.statusCode, 422, 'with an Idempotency-Key too (the hook runs in the key\'s transaction)')
+  const count = await sql<{ n: number }>`select count(*)::int as n from labels where owner_id = ${ann.id}`.execute(app.db)
+  t.same(count.rows, [{ n: LABELS_PER_OWNER }], 'nothing past the limit was written')
+  t.equal((await asBob('POST', '/labels', { name: 'one too many' })).statusCode, 201, 'the limit is per owner')
+  await sql`delete from labels where owner_id = ${ann.id} and name = 'the last one'`.execute(app.db)
+  const again = await asAnn('POST', '/labels', { name: 'keyed' }, { 'idempotency-key': 'past-the-limit' })
+  t.equal(again.statusCode, 201, 'a refused key was given back: the same key runs again once there is room')
+  t.equal((await asAnn('POST', '/labels', { name: 'keyed' }, { 'idempotency-key': 'past-the-limit' })).headers['idempotent-replayed'], 'true')
+})
+
+t.test('hooks: what throws after the write rolls the write back, whatever else the hook wrote; before hooks change the values', async (t) => {
+  const shadow = async ({ trx, row }: { trx: import('../../db/connect.js').Db, row: Record<string, unknown> }) => {
+    // A second row, written with the write's transaction: it must go with the write.
+    await sql`insert into labels (owner_id, name) values (${row.owner_id}, ${'shadow of ' + String(row.name)})`.execute(trx)
+  }
+  const hooked = defineResource({
+    ...labels.declaration,
+    hooks: {
+      async afterCreate (context) {
+        await shadow(context)
+        if (context.row.name === 'refused') throw conflict('refused after the insert', 'name')
+        if (context.row.name === 'broken') throw new Error('a bug in the hook')
+      },
+      async beforeUpdate ({ values }) { return typeof values.name === 'string' ? { ...values, name: values.name.toLowerCase() } : values },
+      async afterUpdate ({ row, current }) { if (row.name === 'refused') throw conflict(`${String(current.name)} may not become refused`) },
+      async afterDelete ({ row }) { if (row.name === 'kept') throw conflict('kept labels stay') }
+    }
+  } as Parameters<typeof defineResource>[0])
+  const app = await build(t, { resources: [hooked], migrations })
+  const ann = await signedIn(app, { name: 'Ann' })
+  const asAnn = apiClient(app, ann.headers)
+  const names = async () => (await sql<{ name: string }>`select name from labels order by name`.execute(app.db)).rows.map((r) => r.name)
+
+  t.equal((await asAnn('POST', '/labels', { name: 'fine' })).statusCode, 201)
+  t.same(await names(), ['fine', 'shadow of fine'], 'a hook writes with the write')
+  const refused = await asAnn('POST', '/labels', { name: 'refused' })
+  t.equal(refused.statusCode, 409)
+  t.same(body(refused), { error: 'refused after the insert', field: 'name' })
+  const broken = await asAnn('POST', '/labels', { name: 'broken' }, { 'idempotency-key': 'broken-hook' })
+  t.equal(broken.statusCode, 500, 'any other error is a 500')
+  t.notMatch(broken.body, /a bug in the hook/, 'whose text stays on the server')
+  t.same(errorCodes(await graphql(app, 'mutation { createLabel(input: {name: "refused"}) { id } }', { headers: ann.headers })), ['CONFLICT'])
+  t.same(errorCodes(await graphql(app, 'mutation { createLabel(input: {name: "broken"}) { id } }', { headers: ann.headers })), ['INTERNAL_SERVER_ERROR'])
+  t.same(await names(), ['fine', 'shadow of fine'], 'neither the refused rows nor their shadows remain')
+
+  const label = body<Label>(await asAnn('POST', '/labels', { name: 'Kept' }))
+  t.same(body(await asAnn('PATCH', `/labels/${label.id}`, { name: 'KEPT' })), { ...label, name: 'kept' }, 'beforeUpdate changed what is written')
+  const update = await asAnn('PUT', `/labels/${label.id}`, { name: 'Refused' })
+  t.equal(update.statusCode, 409)
+  t.same(body(update), { error: 'kept may not become refused' }, 'afterUpdate sees the row as it was')
+  t.same(errorCodes(await graphql(app, `mutation { updateLabel(id: "${label.id}", input: {name: "refused"}) { id } }`, { headers: ann.headers })), ['CONFLICT'])
+  t.equal((await asAnn('DELETE', `/labels/${label.id}`)).statusCode, 409)
+  t.same(errorCodes(await graphql(app, `mutation { deleteLabel(id: "${label.id}") }`, { headers: ann.headers })), ['CONFLICT'])
+  t.same(await names(), ['fine', 'kept', 'shadow of Kept', 'shadow of fine'], 'the refused update and deletions left the row as it was')
+})
+
+t.test('hooks: concurrent creates at the limit never pass it (the owner\'s row is locked in the hook)', {
+  skip: serverUrl() === undefined ? 'needs a real PostgreSQL (set DATABASE_URL): PGlite runs one transaction at a time, so this race cannot happen on it' : false
+}, async (t) => {
+  const { app, ann, asAnn } = await setUp(t)
+  const ROOM = 3
+  const RACERS = 12
+  for (let round = 0; round < 5; round++) {
+    await sql`delete from labels`.execute(app.db)
+    await sql`insert into labels (owner_id, name) select ${ann.id}, 'label ' || n from generate_series(1, ${LABELS_PER_OWNER - ROOM}) as n`.execute(app.db)
+    const attempts = await Promise.all(Array.from({ length: RACERS }, async (_, n) => asAnn('POST', '/labels', { name: `racer ${n}` })))
+    t.same(attempts.map((res) => res.statusCode).sort(), [...Array.from({ length: ROOM }, () => 201), ...Array.from({ length: RACERS - ROOM }, () => 422)], `round ${round}: as many made as there was room for`)
+    const count = await sql<{ n: number }>`select count(*)::int as n from labels where owner_id = ${ann.id}`.execute(app.db)
+    t.same(count.rows, [{ n: LABELS_PER_OWNER }], `round ${round}: never past the limit`)
+  }
+})
+
 t.test('a public resource asks for a token before it embeds a relation whose target is not public', async (t) => {
   const publicLabels = defineResource({ ...labels.declaration, auth: { ...labels.declaration.auth, read: 'public' } } as Parameters<typeof defineResource>[0])
   const app = await build(t, { resources: [publicLabels], migrations })
@@ -344,5 +428,7 @@ t.test('a mistaken declaration fails at start, naming the mistake', async (t) =>
   t.throws(() => defineResource({ ...base, relations: { ownerId: { belongsTo: 'user', key: 'owner_id' } } }), /not a field/)
   const unknownKey = defineResource({ ...base, relations: { posts: { hasMany: 'post', key: 'thing_id' } } })
   await t.rejects(build(t, { resources: [unknownKey] }), /post has no field "thing_id"/, 'a key the target does not have stops the start')
+  t.throws(() => defineResource({ ...base, hooks: { beforeInsert: async () => {} } as never }), /unknown hook beforeInsert/)
+  t.throws(() => defineResource({ ...base, hooks: { afterCreate: 'audit' } as never }), /hook afterCreate must be a function/)
   t.doesNotThrow(() => defineResource({ ...base, owner: 'owner_id' }))
 })

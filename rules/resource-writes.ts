@@ -1,0 +1,84 @@
+// The writes of a declared resource with its hooks and actions, the same for every transport: the
+// data layer opens the transaction, and the declaration's business rules run inside it.
+import type { Db } from '../db/connect.js'
+import type { Precondition } from '../db/locked-write.js'
+import type { Row } from '../db/pagination.js'
+import type { Around, ResourceData } from '../db/resource.js'
+import type { AccessUser } from '../plugins/auth.js'
+import { notFound } from '../schema/errors.js'
+import type { Resource } from '../schema/resource.js'
+import type { ResourceHooks } from '../schema/resource-hooks.js'
+import { assertMayChange, createdValues } from './resource.js'
+
+type Values = Record<string, unknown>
+
+/** A declared resource's writes, hooks included: what both transports call. */
+export interface ResourceWrites {
+  /** Creates the row from a body: the owner set to the caller, then `beforeCreate`, the insert, `afterCreate`. */
+  create: (db: Db, caller: AccessUser | undefined, body: Values) => Promise<Row>
+  /** Changes the row (`check` runs on it locked first); undefined when there is no such row. */
+  update: (db: Db, id: number, caller: AccessUser, values: Values, check: Precondition<Row>) => Promise<Row | undefined>
+  /** Deletes the row (`check` runs on it locked first): the row as it was, or undefined when there was none. */
+  remove: (db: Db, id: number, caller: AccessUser, check: Precondition<Row>) => Promise<Row | undefined>
+  /**
+   * Runs the declared action `name` on the locked row once its rule allows `caller` (and `check`, the
+   * transport's `If-Match`, passes): the row as the action leaves it, or undefined when there is no such row.
+   */
+  act: (db: Db, name: string, id: number, caller: AccessUser, input: Values, check?: Precondition<Row>) => Promise<Row | undefined>
+}
+
+/**
+ * The writes of `resource` through its statements `data`. Only the writes a declaration hooks get an
+ * `Around`: the others are the data layer's plain statements, with no transaction added.
+ */
+export function resourceWrites (resource: Resource, data: ResourceData): ResourceWrites {
+  const { beforeCreate, afterCreate, beforeUpdate, afterUpdate, beforeDelete, afterDelete } = (resource.declaration.hooks ?? {}) as unknown as ResourceHooks<Row>
+  const actions = resource.declaration.actions ?? {}
+
+  const creating = (caller: AccessUser | undefined, given: Values): Around<undefined> | undefined =>
+    beforeCreate === undefined && afterCreate === undefined
+      ? undefined
+      : async (trx, _none, write) => {
+        const values = await beforeCreate?.({ trx, caller, values: given }) ?? given
+        const row = await write(values)
+        return await afterCreate?.({ trx, caller, values, row }) ?? row
+      }
+  const updating = (caller: AccessUser, given: Values): Around<Row> | undefined =>
+    beforeUpdate === undefined && afterUpdate === undefined
+      ? undefined
+      : async (trx, current, write) => {
+        const values = await beforeUpdate?.({ trx, caller, values: given, current }) ?? given
+        const row = await write(values)
+        return await afterUpdate?.({ trx, caller, values, current, row }) ?? row
+      }
+  const removing = (caller: AccessUser): Around<Row> | undefined =>
+    beforeDelete === undefined && afterDelete === undefined
+      ? undefined
+      : async (trx, current, write) => {
+        await beforeDelete?.({ trx, caller, current })
+        const row = await write({})
+        await afterDelete?.({ trx, caller, row })
+        return row
+      }
+
+  return {
+    async create (db, caller, body) {
+      const values = createdValues(resource, caller, body)
+      return data.create(db, values, creating(caller, values))
+    },
+    async update (db, id, caller, values, check) {
+      return data.update(db, id, values, check, updating(caller, values))
+    },
+    async remove (db, id, caller, check) {
+      return data.remove(db, id, check, removing(caller))
+    },
+    async act (db, name, id, caller, input, check) {
+      const action = actions[name]
+      if (action === undefined) throw notFound(`action ${name} of ${resource.name}`)
+      return data.withLocked(db, id, (current) => {
+        assertMayChange(resource, name, caller, current)
+        check?.(current)
+      }, async (trx, row) => await action.run({ trx, caller, row, input }) as Row)
+    }
+  }
+}

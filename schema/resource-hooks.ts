@@ -1,0 +1,105 @@
+// What a declared resource does beyond CRUD: hooks inside its writes, and actions on one row.
+// The rules layer runs them (rules/resource-writes.ts) inside the transaction the data layer opens.
+import type { TObject } from '@sinclair/typebox'
+import type { Db } from '../db/connect.js'
+import type { AccessUser } from '../plugins/auth.js'
+import type { AccessRule } from './resource.js'
+
+type Values = Record<string, unknown>
+/** What a hook may return: nothing, or (where it says so) a replacement. */
+type Returns<T> = Promise<T | void> | T | void
+
+/** What every hook and action receives. */
+export interface WriteContext {
+  /**
+   * The write's own transaction: the row is written with it, so what a hook writes commits with the
+   * row, and a hook that throws rolls both back. Use it for every statement of the hook: `app.db`
+   * would run outside the write (and, on the embedded database's one connection, wait for it forever).
+   * It knows Tandem's tables; `trx.withTables<YourTables>()` types the host's own.
+   */
+  trx: Db
+  /** Who asked: undefined only for a create whose rule is `public`. */
+  caller: AccessUser | undefined
+}
+
+/**
+ * Business rules that run inside a declared resource's writes, whichever style made them. A hook
+ * refuses the write by throwing a contract error (`conflict`, `unprocessable`, `forbidden`,
+ * `badRequest`: answered in the error model in both styles; anything else is a 500), and nothing
+ * of the write remains. `values` are the columns about to be written (the body's, with the owner set
+ * to the caller); a `before` hook may return other values to write instead: columns outside the
+ * representation too, such as a password's hash. An `after` hook runs before the commit and may
+ * return the row to answer with. Update and delete hooks see `current`, the row as it was, locked
+ * until the commit.
+ * @example
+ * hooks: {
+ *   async beforeCreate ({ trx, caller, values }) {
+ *     const { count } = await sql<{ count: number }>`select count(*)::int as count from labels where owner_id = ${caller?.sub}`.execute(trx).then((r) => r.rows[0])
+ *     if (count >= 50) throw unprocessable('at most 50 labels each', 'name')
+ *   }
+ * }
+ */
+export interface ResourceHooks<Row = Values> {
+  beforeCreate?: (context: WriteContext & { values: Values }) => Returns<Values>
+  afterCreate?: (context: WriteContext & { values: Values, row: Row }) => Returns<Row>
+  beforeUpdate?: (context: WriteContext & { values: Values, current: Row }) => Returns<Values>
+  afterUpdate?: (context: WriteContext & { values: Values, current: Row, row: Row }) => Returns<Row>
+  beforeDelete?: (context: WriteContext & { current: Row }) => Returns<never>
+  /** `row` is the deleted row, as it was. */
+  afterDelete?: (context: WriteContext & { row: Row }) => Returns<never>
+}
+
+/**
+ * Something done to one row that is not a plain change (archiving a label, cancelling an order),
+ * served as `POST /{plural}/{id}/{name}` and the GraphQL mutation `{name}{Type}(id, input)`. It runs
+ * on the row locked in its own transaction, after `auth` is checked on it (and `If-Match`), and
+ * returns the row as it now is (the `returning` of its statement, say), which both styles answer with.
+ * @example
+ * archive: {
+ *   auth: 'owner',
+ *   async run ({ trx, row }) {
+ *     if (row.archived_at !== null) throw conflict('already archived')
+ *     return sql<Label>`update labels set archived_at = now() where id = ${row.id} returning *`.execute(trx).then((r) => r.rows[0])
+ *   }
+ * }
+ */
+export interface ActionDeclaration<Row = Values> {
+  /** Who may run it: owner rules look at the locked row, as updates do. */
+  auth: Exclude<AccessRule, 'public'>
+  /** The body (REST) and `input` argument (GraphQL), checked before `run`; none when left out. */
+  input?: TObject
+  /** One line for the OpenAPI entry and the GraphQL description. @example 'Archive a label' */
+  summary?: string
+  run: (context: WriteContext & { row: Row, input: Values }) => Promise<Row>
+}
+
+const HOOKS = ['beforeCreate', 'afterCreate', 'beforeUpdate', 'afterUpdate', 'beforeDelete', 'afterDelete']
+const ACTION_NAME = /^[a-z][a-zA-Z0-9]*$/
+// Action `create` of `label` would be the mutation `createLabel`, which the resource already has.
+const RESERVED_ACTIONS = ['create', 'read', 'update', 'delete']
+const ACTION_RULES = ['authenticated', 'admin', 'owner', 'ownerOrAdmin']
+
+interface Behaviour {
+  name: string
+  owner?: string
+  hooks?: object
+  actions?: Readonly<Record<string, { auth?: unknown, input?: unknown, run?: unknown }>>
+}
+
+/** Throws, at start, on a hook or action the declaration gets wrong. `relations` are its relation names (their lists share the paths of actions). */
+export function checkBehaviour (declaration: Behaviour, relations: readonly string[]): void {
+  const fail = (message: string): never => { throw new Error(`defineResource(${JSON.stringify(declaration.name)}): ${message}`) }
+  for (const [hook, fn] of Object.entries(declaration.hooks ?? {})) {
+    if (!HOOKS.includes(hook)) fail(`unknown hook ${hook} (hooks are ${HOOKS.join(', ')})`)
+    if (typeof fn !== 'function') fail(`hook ${hook} must be a function`)
+  }
+  for (const [action, declared] of Object.entries(declaration.actions ?? {})) {
+    if (!ACTION_NAME.test(action)) fail(`action ${action} must be lower camel case letters and digits`)
+    if (RESERVED_ACTIONS.includes(action)) fail(`action ${action} is taken by the resource's own ${action}`)
+    if (relations.includes(action)) fail(`action ${action} is also a relation: both would be /{id}/${action}`)
+    if (typeof declared.auth !== 'string' || !ACTION_RULES.includes(declared.auth)) fail(`action ${action} needs an auth rule: one of ${ACTION_RULES.join(', ')}`)
+    if (String(declared.auth).startsWith('owner') && declaration.owner === undefined) fail(`the ${action} rule ${String(declared.auth)} needs an \`owner\` field`)
+    if (typeof declared.run !== 'function') fail(`action ${action} needs a run function`)
+    if (declared.input !== undefined && (declared.input as { type?: unknown }).type !== 'object') fail(`action ${action}: input must be a Type.Object`)
+  }
+}
