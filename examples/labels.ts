@@ -6,22 +6,28 @@
 import { pathToFileURL } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { sql, type Generated, type Kysely, type Migration } from 'kysely'
-import { defineResource, tandem, Type, unprocessable, withTables, type RowOf, type TandemOptions } from 'tandem-api'
+import { conflict, defineResource, tandem, Type, unprocessable, withTables, type Static, type TandemOptions } from 'tandem-api'
 
 /** How many labels one user may have: `beforeCreate` refuses the next with 422. */
 export const LABELS_PER_OWNER = 20
 
+/** A label as the API shows it: REST's fields (GraphQL's in camelCase). */
+const representation = Type.Object({
+  id: Type.Integer(),
+  owner_id: Type.Integer(),
+  name: Type.String({ minLength: 1, maxLength: 60 }),
+  color: Type.Union([Type.String({ pattern: '^#[0-9a-f]{6}$' }), Type.Null()]),
+  created_at: Type.String({ format: 'date-time' }),
+  archived_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()])
+})
+/** A label's row: `RowOf<typeof labels>` names the same type. */
+export type Label = Static<typeof representation>
+
 export const labels = defineResource({
   name: 'label',
   table: 'labels',
-  representation: Type.Object({
-    id: Type.Integer(),
-    owner_id: Type.Integer(),
-    name: Type.String({ minLength: 1, maxLength: 60 }),
-    color: Type.Union([Type.String({ pattern: '^#[0-9a-f]{6}$' }), Type.Null()]),
-    created_at: Type.String({ format: 'date-time' })
-  }),
-  generated: ['id', 'created_at'],
+  representation,
+  generated: ['id', 'created_at', 'archived_at'],
   owner: 'owner_id',
   writable: ['name', 'color'],
   sort: ['id', 'name', 'created_at'],
@@ -40,15 +46,24 @@ export const labels = defineResource({
     async beforeCreate ({ trx, values }) {
       const owner = Number(values.owner_id)
       await trx.selectFrom('users').select('id').where('id', '=', owner).forNoKeyUpdate().execute()
-      const { count } = await trx.withTables<{ labels: { owner_id: number } }>().selectFrom('labels')
+      const { count } = await trx.withTables<{ labels: Label }>().selectFrom('labels')
         .select((eb) => eb.fn.countAll<string>().as('count')).where('owner_id', '=', owner).executeTakeFirstOrThrow()
       if (Number(count) >= LABELS_PER_OWNER) throw unprocessable(`a user may have at most ${LABELS_PER_OWNER} labels`)
     }
+  },
+  actions: {
+    // POST /labels/{id}/archive and the mutation archiveLabel(id): on the owner's row, locked.
+    archive: {
+      auth: 'owner',
+      summary: 'Archive a label (once)',
+      async run ({ trx, row }) {
+        if (row.archived_at !== null) throw conflict('already archived')
+        return await trx.withTables<{ labels: Label }>().updateTable('labels')
+          .set({ archived_at: sql<string>`now()` }).where('id', '=', row.id).returningAll().executeTakeFirstOrThrow()
+      }
+    }
   }
 })
-
-/** A label as the API shows it. */
-export type Label = RowOf<typeof labels>
 
 /** The host's migrations: its own tables, recorded apart from Tandem's. */
 export const migrations: Record<string, Migration> = {
@@ -60,6 +75,7 @@ export const migrations: Record<string, Migration> = {
         .addColumn('name', 'text', (col) => col.notNull())
         .addColumn('color', 'text')
         .addColumn('created_at', 'timestamptz', (col) => col.notNull().defaultTo(sql`now()`))
+        .addColumn('archived_at', 'timestamptz')
         .addUniqueConstraint('labels_owner_id_name_key', ['owner_id', 'name'])
         .execute()
       // An index for every filter and sort; `q` matches parts of words through a trigram index.
@@ -84,7 +100,7 @@ export const migrations: Record<string, Migration> = {
 
 /** The host's tables as its own queries see them (Kysely's table types). */
 export interface HostTables {
-  labels: { id: Generated<number>, owner_id: number, name: string, color: string | null, created_at: Generated<Date> }
+  labels: { id: Generated<number>, owner_id: number, name: string, color: string | null, archived_at: Date | null, created_at: Generated<Date> }
   post_labels: { label_id: number, post_id: number }
 }
 

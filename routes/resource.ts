@@ -176,6 +176,25 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       return written(reply, row)
     })
 
+    for (const [name, action] of Object.entries(resource.declaration.actions ?? {})) {
+      app.post(`/${plural}/:id/${name}`, {
+        config: withAuth(action.auth, true),
+        schema: {
+          tags,
+          summary: action.summary ?? `${name} a ${resource.name}`,
+          params: IdParams,
+          querystring: WriteQuery,
+          ...action.input === undefined ? {} : { body: action.input },
+          response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) }
+        }
+      }, async (request, reply) => {
+        const input = (request.body ?? {}) as Record<string, unknown>
+        const row = found(await writes.act(request.db, name, (request.params as Params).id, request.user, action.input === undefined ? {} : input, ifMatch(request)), resource.name)
+        request.afterCommit(() => { announce(app, resource, 'updated', row) })
+        return written(reply, row)
+      })
+    }
+
     app.delete(`/${plural}/:id`, {
       config: withAuth(auth.delete),
       schema: { tags, summary: `Delete a ${resource.name}`, params: IdParams, querystring: WriteQuery, response: { 204: NoContent, ...errors(400, 401, 403, 404, 412, 429) } }

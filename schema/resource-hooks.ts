@@ -77,6 +77,7 @@ const HOOKS = ['beforeCreate', 'afterCreate', 'beforeUpdate', 'afterUpdate', 'be
 const ACTION_NAME = /^[a-z][a-zA-Z0-9]*$/
 // Action `create` of `label` would be the mutation `createLabel`, which the resource already has.
 const RESERVED_ACTIONS = ['create', 'read', 'update', 'delete']
+const INPUT_FIELD = /^[a-z][a-z0-9_]*$/
 const ACTION_RULES = ['authenticated', 'admin', 'owner', 'ownerOrAdmin']
 
 interface Behaviour {
@@ -100,6 +101,9 @@ export function checkBehaviour (declaration: Behaviour, relations: readonly stri
     if (typeof declared.auth !== 'string' || !ACTION_RULES.includes(declared.auth)) fail(`action ${action} needs an auth rule: one of ${ACTION_RULES.join(', ')}`)
     if (String(declared.auth).startsWith('owner') && declaration.owner === undefined) fail(`the ${action} rule ${String(declared.auth)} needs an \`owner\` field`)
     if (typeof declared.run !== 'function') fail(`action ${action} needs a run function`)
-    if (declared.input !== undefined && (declared.input as { type?: unknown }).type !== 'object') fail(`action ${action}: input must be a Type.Object`)
+    if (declared.input === undefined) continue
+    const properties = (declared.input as { type?: unknown, properties?: object }).type === 'object' ? (declared.input as { properties?: object }).properties : undefined
+    if (properties === undefined || Object.keys(properties).length === 0) fail(`action ${action}: input must be a Type.Object with at least one field`)
+    for (const field of Object.keys(properties ?? {})) if (!INPUT_FIELD.test(field)) fail(`action ${action}: input field ${field} must be a lower-case identifier (GraphQL shows it in camelCase)`)
   }
 }

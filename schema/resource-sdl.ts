@@ -28,9 +28,9 @@ export function graphqlNames (resource: Resource) {
 /** The GraphQL type of a relation's target: a declared resource's, or the built-in `User`, `Post`, `Comment`. */
 export const targetTypeOf = (target: RelationTarget): string => capitalized(target.resource?.name ?? target.name)
 
-/** A field's GraphQL type without `!`: ids (`id`, `…_id`) are `ID`, date-times `DateTime`. */
-export function scalarOf (resource: Resource, field: string): string {
-  const schema = nonNull(resource.representation.properties[field] as TSchema) as { type?: unknown, format?: unknown, enum?: unknown }
+/** A field's GraphQL type without `!`: ids (`id`, `…_id`) are `ID`, date-times `DateTime`. `declared` is its schema, when not the representation's (an action's input). */
+export function scalarOf (resource: Resource, field: string, declared = resource.representation.properties[field] as TSchema): string {
+  const schema = nonNull(declared) as { type?: unknown, format?: unknown, enum?: unknown }
   if (schema.type === 'integer') return field === 'id' || field.endsWith('_id') ? 'ID' : 'Int'
   if (schema.type === 'number') return 'Float'
   if (schema.type === 'boolean') return 'Boolean'
@@ -39,6 +39,33 @@ export function scalarOf (resource: Resource, field: string): string {
 }
 
 const described = (text: string): string => JSON.stringify(text)
+
+/** The GraphQL names of a declared resource's action: `archive` → the mutation `archiveLabel(id, input: ArchiveLabelInput)`. */
+export function actionNames (resource: Resource, action: string) {
+  const type = capitalized(resource.name)
+  return { mutation: `${action}${type}`, input: `${capitalized(action)}${type}Input` }
+}
+
+/** The input types and mutations of a resource's actions. */
+function actionSdl (resource: Resource, type: string): { inputs: string[], mutations: string[] } {
+  const inputs: string[] = []
+  const mutations: string[] = []
+  for (const [action, declared] of Object.entries(resource.declaration.actions ?? {})) {
+    const names = actionNames(resource, action)
+    let args = 'id: ID!'
+    if (declared.input !== undefined) {
+      const required = new Set(declared.input.required ?? [])
+      const fields = Object.entries(declared.input.properties).map(([field, schema]) => {
+        const needed = required.has(field) && !acceptsNull(schema)
+        return { line: `  ${camelCase(field)}: ${scalarOf(resource, field, schema)}${needed ? '!' : ''}`, needed }
+      })
+      inputs.push(`input ${names.input} {`, ...fields.map(({ line }) => line), '}')
+      args += `, input: ${names.input}${fields.some(({ needed }) => needed) ? '!' : ''}`
+    }
+    mutations.push(`  ${described(declared.summary ?? `Runs ${action} on the ${resource.name}.`)}`, `  ${names.mutation}(${args}): ${type}`)
+  }
+  return { inputs, mutations }
+}
 
 function subscriptionSdl (resource: Resource, type: string, filters: string[]): string[] {
   const events = resource.declaration.events ?? []
@@ -70,6 +97,7 @@ export function resourceSdl (resources: readonly Resource[]): string {
     const filters = [...(resource.declaration.filters ?? []).map((column) => `${camelCase(column)}: ${scalarOf(resource, column)}`),
       ...(resource.declaration.search ?? []).length > 0 ? ['q: String'] : []]
     const filterArgs = filters.length === 0 ? '' : `, ${filters.join(', ')}`
+    const actions = actionSdl(resource, names.type)
     return [
       `${described(`A ${resource.name} (REST: /${resource.plural}).`)}`,
       `type ${names.type} {`,
@@ -86,6 +114,7 @@ export function resourceSdl (resources: readonly Resource[]): string {
       `input ${names.updateInput} {`,
       ...writable.map((column) => field(column, false)),
       '}',
+      ...actions.inputs,
       'extend type Query {',
       `  ${described(`The ${resource.name} with this id, or null.`)}`,
       `  ${names.one}(id: ID!): ${names.type}`,
@@ -101,6 +130,7 @@ export function resourceSdl (resources: readonly Resource[]): string {
       `  ${names.update}(id: ID!, input: ${names.updateInput}!): ${names.type}`,
       `  ${described(`Deletes the ${resource.name}; false when there was none.`)}`,
       `  ${names.remove}(id: ID!): Boolean`,
+      ...actions.mutations,
       '}',
       ...subscriptionSdl(resource, names.type, filters)
     ].join('\n')

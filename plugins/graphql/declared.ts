@@ -6,7 +6,7 @@ import { announce, assertMayChange, callerNeeded, mayHear, readableOwner, topicO
 import { resourceWrites } from '../../rules/resource-writes.js'
 import { forbidden, notFound } from '../../schema/errors.js'
 import type { AccessRule, Resource } from '../../schema/resource.js'
-import { camelCase, graphqlNames, scalarOf } from '../../schema/resource-sdl.js'
+import { actionNames, camelCase, graphqlNames, scalarOf } from '../../schema/resource-sdl.js'
 import type { AccessUser } from '../auth.js'
 import type { TandemGraphqlContext as Context } from './context.js'
 import { answerOnce } from './event-answers.js'
@@ -115,6 +115,18 @@ export function declaredResolvers (resources: readonly Resource[]): IResolvers<a
       const row = await writes.remove(ctx.app.db, parseId(args.id, 'id'), caller, (current) => { assertMayChange(resource, 'delete', caller, current) })
       if (row !== undefined) announce(ctx.app, resource, 'deleted', row)
       return row !== undefined
+    }
+    for (const [name, action] of Object.entries(resource.declaration.actions ?? {})) {
+      const fieldOf = new Map(Object.keys(action.input?.properties ?? {}).map((field) => [camelCase(field), field]))
+      Mutation[actionNames(resource, name).mutation] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+        const caller = await callerFor(ctx, action.auth) as AccessUser
+        const given = Object.fromEntries(Object.entries(args.input as Args ?? {}).map(([field, value]) => [fieldOf.get(field) ?? field, value]))
+        const input = action.input === undefined ? {} : checkInput<Row>(action.input, given)
+        const row = await writes.act(ctx.app.db, name, parseId(args.id, 'id'), caller, input)
+        if (row === undefined) throw notFound(resource.name)
+        announce(ctx.app, resource, 'updated', row)
+        return (await answered(ctx, [{ ...row }], asked(info)))[0]
+      }
     }
     for (const event of resource.declaration.events ?? []) {
       Subscription[topicOf(resource, event)] = {

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs'
 import { sql } from 'kysely'
 import t from 'tap'
-import { conflict, defineResource, resourceSdl, Type } from '../../index.js'
+import { conflict, defineResource, resourceSdl, Type, type Static } from '../../index.js'
 import { adminToken, apiClient, body, build, errorCodes, graphql, signedIn, testDb } from '../helpers/app.js'
 import '../helpers/source-package.js'
 import { serverUrl } from '../helpers/database.js'
@@ -12,7 +12,7 @@ import { connect, listening, subscribe } from '../helpers/subscriptions.js'
 
 const { labels, migrations, LABELS_PER_OWNER } = await import('../../examples/labels.js')
 
-type Label = { id: number, owner_id: number, name: string, color: string | null, created_at: string }
+type Label = { id: number, owner_id: number, name: string, color: string | null, created_at: string, archived_at: string | null }
 type Page = { data: Label[], pagination?: { hasMore: boolean, nextCursor: string | null, total?: number } }
 
 async function setUp (t: Parameters<typeof build>[0]) {
@@ -290,6 +290,9 @@ t.test('subscriptions: labelCreated, labelUpdated, labelDeleted after the write,
   const label = body<Label>(await asAnn('POST', '/labels', { name: 'watched' }))
   await asAnn('PATCH', `/labels/${label.id}`, { color: '#123456' })
   t.same(await updated.next((v) => v.labelUpdated.name === 'watched'), { labelUpdated: { name: 'watched', color: '#123456' } })
+  const archived = body<Label>(await asAnn('POST', '/labels', { name: 'archived', color: '#654321' }))
+  t.equal((await asAnn('POST', `/labels/${archived.id}/archive`)).statusCode, 200)
+  t.same(await updated.next((v) => v.labelUpdated.name === 'archived'), { labelUpdated: { name: 'archived', color: '#654321' } }, 'an action announces an update')
   await graphql(app, `mutation { deleteLabel(id: "${label.id}") }`, { headers: ann.headers })
   t.same(await deleted.next((v) => v.labelDeleted.name === 'watched'), { labelDeleted: { id: String(label.id), name: 'watched' } })
 })
@@ -378,7 +381,7 @@ t.test('hooks: what throws after the write rolls the write back, whatever else t
   t.same(await names(), ['fine', 'kept', 'shadow of Kept', 'shadow of fine'], 'the refused update and deletions left the row as it was')
 })
 
-t.test('hooks: concurrent creates at the limit never pass it (the owner\'s row is locked in the hook)', {
+t.test('races: concurrent creates at the limit never pass it (the owner\'s row is locked in the hook), concurrent archives archive once', {
   skip: serverUrl() === undefined ? 'needs a real PostgreSQL (set DATABASE_URL): PGlite runs one transaction at a time, so this race cannot happen on it' : false
 }, async (t) => {
   const { app, ann, asAnn } = await setUp(t)
@@ -392,6 +395,108 @@ t.test('hooks: concurrent creates at the limit never pass it (the owner\'s row i
     const count = await sql<{ n: number }>`select count(*)::int as n from labels where owner_id = ${ann.id}`.execute(app.db)
     t.same(count.rows, [{ n: LABELS_PER_OWNER }], `round ${round}: never past the limit`)
   }
+  await sql`delete from labels`.execute(app.db)
+  const label = body<Label>(await asAnn('POST', '/labels', { name: 'archived once' }))
+  const archives = await Promise.all(Array.from({ length: RACERS }, async () => asAnn('POST', `/labels/${label.id}/archive`)))
+  t.same(archives.map((res) => res.statusCode).sort(), [200, ...Array.from({ length: RACERS - 1 }, () => 409)], 'an action runs on the locked row: one archive, the others 409')
+})
+
+t.test('actions: POST /labels/{id}/archive on the locked row, with the owner rule, If-Match and Idempotency-Key', async (t) => {
+  const { app, ann, asAnn, asBob } = await setUp(t)
+  const created = await asAnn('POST', '/labels', { name: 'old' })
+  const label = body<Label>(created)
+  t.equal(label.archived_at, null)
+  t.equal((await apiClient(app)('POST', `/labels/${label.id}/archive`)).statusCode, 401)
+  const theirs = await asBob('POST', `/labels/${label.id}/archive`)
+  t.equal(theirs.statusCode, 403)
+  t.same(body(theirs), { error: 'only its owner may archive this label' })
+  t.same(body(await asAnn('POST', '/labels/999999/archive')), { error: 'label not found' })
+  t.equal((await asAnn('POST', '/labels/999999/archive')).statusCode, 404)
+  t.equal((await asAnn('POST', `/labels/${label.id}/archive`, undefined, { 'if-match': '"stale"' })).statusCode, 412)
+  t.equal((await asAnn('POST', `/labels/${label.id}/unarchive`)).statusCode, 404, 'an action that is not declared')
+
+  const archived = await asAnn('POST', `/labels/${label.id}/archive`, undefined, { 'if-match': String(created.headers.etag) })
+  t.equal(archived.statusCode, 200)
+  t.same(body(archived), { ...label, archived_at: body<Label>(archived).archived_at })
+  t.match(body<Label>(archived).archived_at, /^\d{4}-\d\d-\d\dT.*Z$/)
+  const read = await asAnn('GET', `/labels/${label.id}`)
+  t.same(body(read), body(archived))
+  t.equal(read.headers.etag, archived.headers.etag, 'the answer carries the ETag of the row it left')
+  const twice = await asAnn('POST', `/labels/${label.id}/archive`)
+  t.equal(twice.statusCode, 409)
+  t.same(body(twice), { error: 'already archived' })
+  t.equal((await asAnn('PATCH', `/labels/${label.id}`, { archived_at: null })).statusCode, 400, 'archived_at is not writable')
+
+  const fresh = body<Label>(await asAnn('POST', '/labels', { name: 'fresh' }))
+  const first = await asAnn('POST', `/labels/${fresh.id}/archive`, undefined, { 'idempotency-key': 'archive-fresh' })
+  const replay = await asAnn('POST', `/labels/${fresh.id}/archive`, undefined, { 'idempotency-key': 'archive-fresh' })
+  t.equal(first.statusCode, 200)
+  t.equal(replay.statusCode, 200, 'the replay is the first answer, not a 409')
+  t.equal(replay.headers['idempotent-replayed'], 'true')
+  t.equal(replay.body, first.body)
+  t.equal(replay.headers.etag, first.headers.etag)
+  const rows = await sql<{ name: string, archived: boolean }>`select name, archived_at is not null as archived from labels where owner_id = ${ann.id} order by id`.execute(app.db)
+  t.same(rows.rows, [{ name: 'old', archived: true }, { name: 'fresh', archived: true }])
+
+  const doc = body<{ paths: Record<string, Record<string, any>> }>(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  const entry = doc.paths['/api/v1/labels/{id}/archive']?.post
+  t.match(entry, { summary: 'Archive a label (once)', tags: ['labels'], responses: { 200: Object, 401: Object, 403: Object, 404: Object, 409: Object, 412: Object } }, 'in the OpenAPI document')
+})
+
+t.test('actions in GraphQL: archiveLabel(id) with the same rules and answers', async (t) => {
+  const { app, ann, bob, asAnn } = await setUp(t)
+  const label = body<Label>(await asAnn('POST', '/labels', { name: 'old' }))
+  const archive = (id: number | string, headers?: Record<string, string>) =>
+    graphql(app, `mutation { archiveLabel(id: "${id}") { id name archivedAt owner { name } } }`, headers === undefined ? {} : { headers })
+  t.same(errorCodes(await archive(label.id)), ['UNAUTHENTICATED'])
+  t.same(errorCodes(await archive(label.id, bob.headers)), ['FORBIDDEN'])
+  t.same(errorCodes(await archive(999999, ann.headers)), ['NOT_FOUND'])
+  const done = await archive(label.id, ann.headers)
+  t.same(done.errors, undefined)
+  t.match(done.data?.archiveLabel, { id: String(label.id), name: 'old', archivedAt: /Z$/, owner: { name: 'Ann' } })
+  t.equal(body<Label>(await asAnn('GET', `/labels/${label.id}`)).archived_at, done.data?.archiveLabel.archivedAt, 'the row REST reads')
+  const twice = await archive(label.id, ann.headers)
+  t.same(errorCodes(twice), ['CONFLICT'])
+  t.equal(twice.errors?.[0]?.message, 'already archived')
+})
+
+t.test('actions with an input, checked alike in both styles; what an action wrote goes when it throws', async (t) => {
+  const recolor = Type.Object({ color: Type.String({ pattern: '^#[0-9a-f]{6}$' }), also_rename: Type.Optional(Type.String({ minLength: 1 })) }, { additionalProperties: false })
+  const withInput = defineResource({
+    ...labels.declaration,
+    actions: {
+      recolor: {
+        auth: 'ownerOrAdmin',
+        input: recolor,
+        async run ({ trx, row, input }) {
+          const { color, also_rename: rename } = input as Static<typeof recolor>
+          const { rows } = await sql<Label>`update labels set color = ${color}, name = ${rename ?? row.name} where id = ${row.id} returning *`.execute(trx)
+          if (color === '#000000') throw conflict('black is not a colour', 'color')
+          return rows[0] as Label
+        }
+      }
+    }
+  } as Parameters<typeof defineResource>[0])
+  const app = await build(t, { resources: [withInput], migrations })
+  const ann = await signedIn(app, { name: 'Ann' })
+  const asAnn = apiClient(app, ann.headers)
+  const label = body<Label>(await asAnn('POST', '/labels', { name: 'plain' }))
+
+  t.equal((await asAnn('POST', `/labels/${label.id}/recolor`)).statusCode, 400, 'the body is required')
+  const bad = await asAnn('POST', `/labels/${label.id}/recolor`, { color: 'red' })
+  t.equal(bad.statusCode, 400)
+  t.match(body(bad), { field: 'color' })
+  t.match(body(await asAnn('POST', `/labels/${label.id}/recolor`, { color: '#000000', also_rename: 'dark' })), { error: 'black is not a colour', field: 'color' })
+  t.same((await sql`select name, color from labels`.execute(app.db)).rows, [{ name: 'plain', color: null }], 'the refused action\'s write was rolled back')
+  t.match(body(await asAnn('POST', `/labels/${label.id}/recolor`, { color: '#00ff00' })), { name: 'plain', color: '#00ff00' })
+  t.match(body(await apiClient(app, await adminToken(app))('POST', `/labels/${label.id}/recolor`, { color: '#0000ff' })), { color: '#0000ff' }, 'ownerOrAdmin lets an administrator')
+
+  t.same(errorCodes(await graphql(app, `mutation { recolorLabel(id: "${label.id}", input: {color: "red"}) { color } }`, { headers: ann.headers })), ['BAD_USER_INPUT'])
+  t.match((await graphql(app, `mutation { recolorLabel(id: "${label.id}") { color } }`, { headers: ann.headers })).errors?.[0]?.message, /input/, 'the input is required when a field is')
+  const renamed = await graphql(app, `mutation { recolorLabel(id: "${label.id}", input: {color: "#ff0000", alsoRename: "red"}) { name color } }`, { headers: ann.headers })
+  t.same(renamed.data, { recolorLabel: { name: 'red', color: '#ff0000' } }, 'input fields in camelCase')
+  const doc = body<{ paths: Record<string, Record<string, any>> }>(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  t.ok(doc.paths['/api/v1/labels/{id}/recolor']?.post?.requestBody, 'the input is the OpenAPI request body')
 })
 
 t.test('a public resource asks for a token before it embeds a relation whose target is not public', async (t) => {
@@ -428,6 +533,17 @@ t.test('a mistaken declaration fails at start, naming the mistake', async (t) =>
   t.throws(() => defineResource({ ...base, relations: { ownerId: { belongsTo: 'user', key: 'owner_id' } } }), /not a field/)
   const unknownKey = defineResource({ ...base, relations: { posts: { hasMany: 'post', key: 'thing_id' } } })
   await t.rejects(build(t, { resources: [unknownKey] }), /post has no field "thing_id"/, 'a key the target does not have stops the start')
+  const run = async <Row> ({ row }: { row: Row }) => row
+  const owned = { ...base, owner: 'owner_id' as const }
+  t.throws(() => defineResource({ ...owned, actions: { Archive: { auth: 'owner', run } } }), /action Archive must be lower camel case/)
+  t.throws(() => defineResource({ ...owned, actions: { 'archive-now': { auth: 'owner', run } } }), /must be lower camel case/)
+  t.throws(() => defineResource({ ...owned, actions: { delete: { auth: 'owner', run } } }), /action delete is taken/)
+  t.throws(() => defineResource({ ...owned, relations: { posts: { hasMany: 'post', key: 'thing_id' } }, actions: { posts: { auth: 'owner', run } } }), /action posts is also a relation/)
+  t.throws(() => defineResource({ ...owned, actions: { archive: { auth: 'public' as 'owner', run } } }), /action archive needs an auth rule/)
+  t.throws(() => defineResource({ ...base, actions: { archive: { auth: 'owner', run } } }), /the archive rule owner needs an `owner` field/)
+  t.throws(() => defineResource({ ...owned, actions: { archive: { auth: 'owner' } as never } }), /action archive needs a run function/)
+  t.throws(() => defineResource({ ...owned, actions: { archive: { auth: 'owner', input: Type.String() as never, run } } }), /input must be a Type.Object/)
+  t.throws(() => defineResource({ ...owned, actions: { archive: { auth: 'owner', input: Type.Object({ Why: Type.String() }), run } } }), /input field Why/)
   t.throws(() => defineResource({ ...base, hooks: { beforeInsert: async () => {} } as never }), /unknown hook beforeInsert/)
   t.throws(() => defineResource({ ...base, hooks: { afterCreate: 'audit' } as never }), /hook afterCreate must be a function/)
   t.doesNotThrow(() => defineResource({ ...base, owner: 'owner_id' }))
