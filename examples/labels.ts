@@ -1,7 +1,8 @@
 // A host application's own resource: labels that users make for themselves and that posts carry,
 // with every convention of the built-in resources (keyset pages, filters, sort, `fields`, `include`,
-// `q`, ETags, Idempotency-Key, the error model, access rules, OpenAPI, GraphQL, subscriptions), from
-// one declaration and one migration.
+// `q`, ETags, Idempotency-Key, the error model, access rules, OpenAPI, GraphQL, subscriptions), and
+// rules of its own (a hook that limits each user's labels, an `archive` action), from one declaration
+// and one migration.
 // Run it with `npx tsx examples/labels.ts` once the package is built (or installed).
 import { pathToFileURL } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
