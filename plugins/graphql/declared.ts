@@ -117,10 +117,16 @@ export function declaredResolvers (resources: readonly Resource[]): IResolvers<a
       return row !== undefined
     }
     for (const [name, action] of Object.entries(resource.declaration.actions ?? {})) {
-      const fieldOf = new Map(Object.keys(action.input?.properties ?? {}).map((field) => [camelCase(field), field]))
+      const inputFields = Object.entries(action.input?.properties ?? {})
+      const fieldOf = new Map(inputFields.map(([field]) => [camelCase(field), field]))
+      // An `ID` input field (`…_id`) comes as text, and the input schema wants the integer.
+      const ids = new Set(inputFields.filter(([field, schema]) => scalarOf(resource, field, schema) === 'ID').map(([field]) => field))
       Mutation[actionNames(resource, name).mutation] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
         const caller = await callerFor(ctx, action.auth) as AccessUser
-        const given = Object.fromEntries(Object.entries(args.input as Args ?? {}).map(([field, value]) => [fieldOf.get(field) ?? field, value]))
+        const given = Object.fromEntries(Object.entries(args.input as Args ?? {}).map(([field, value]) => {
+          const column = fieldOf.get(field) ?? field
+          return [column, ids.has(column) && value !== null ? parseId(value, field) : value]
+        }))
         const input = action.input === undefined ? {} : checkInput<Row>(action.input, given)
         const row = await writes.act(ctx.app.db, name, parseId(args.id, 'id'), caller, input)
         if (row === undefined) throw notFound(resource.name)

@@ -461,7 +461,7 @@ t.test('actions in GraphQL: archiveLabel(id) with the same rules and answers', a
 })
 
 t.test('actions with an input, checked alike in both styles; what an action wrote goes when it throws', async (t) => {
-  const recolor = Type.Object({ color: Type.String({ pattern: '^#[0-9a-f]{6}$' }), also_rename: Type.Optional(Type.String({ minLength: 1 })) }, { additionalProperties: false })
+  const recolor = Type.Object({ color: Type.String({ pattern: '^#[0-9a-f]{6}$' }), also_rename: Type.Optional(Type.String({ minLength: 1 })), like_id: Type.Optional(Type.Integer()) }, { additionalProperties: false })
   const withInput = defineResource({
     ...labels.declaration,
     actions: {
@@ -469,8 +469,8 @@ t.test('actions with an input, checked alike in both styles; what an action wrot
         auth: 'ownerOrAdmin',
         input: recolor,
         async run ({ trx, row, input }) {
-          const { color, also_rename: rename } = input as Static<typeof recolor>
-          const { rows } = await sql<Label>`update labels set color = ${color}, name = ${rename ?? row.name} where id = ${row.id} returning *`.execute(trx)
+          const { color, also_rename: rename, like_id: like } = input as Static<typeof recolor>
+          const { rows } = await sql<Label>`update labels set color = coalesce((select color from labels where id = ${like ?? null}), ${color}), name = ${rename ?? row.name} where id = ${row.id} returning *`.execute(trx)
           if (color === '#000000') throw conflict('black is not a colour', 'color')
           return rows[0] as Label
         }
@@ -495,6 +495,10 @@ t.test('actions with an input, checked alike in both styles; what an action wrot
   t.match((await graphql(app, `mutation { recolorLabel(id: "${label.id}") { color } }`, { headers: ann.headers })).errors?.[0]?.message, /input/, 'the input is required when a field is')
   const renamed = await graphql(app, `mutation { recolorLabel(id: "${label.id}", input: {color: "#ff0000", alsoRename: "red"}) { name color } }`, { headers: ann.headers })
   t.same(renamed.data, { recolorLabel: { name: 'red', color: '#ff0000' } }, 'input fields in camelCase')
+  const other = body<Label>(await asAnn('POST', '/labels', { name: 'other', color: '#abcdef' }))
+  const like = await graphql(app, `mutation { recolorLabel(id: "${label.id}", input: {color: "#ff0000", likeId: "${other.id}"}) { color } }`, { headers: ann.headers })
+  t.same(like.data, { recolorLabel: { color: '#abcdef' } }, 'an ID input field is the integer the input schema wants')
+  t.same(errorCodes(await graphql(app, `mutation { recolorLabel(id: "${label.id}", input: {color: "#ff0000", likeId: "x"}) { color } }`, { headers: ann.headers })), ['BAD_USER_INPUT'])
   const doc = body<{ paths: Record<string, Record<string, any>> }>(await app.inject({ method: 'GET', url: '/openapi.json' }))
   t.ok(doc.paths['/api/v1/labels/{id}/recolor']?.post?.requestBody, 'the input is the OpenAPI request body')
 })
