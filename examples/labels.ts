@@ -7,7 +7,7 @@
 import { pathToFileURL } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { sql, type Generated, type Kysely, type Migration } from 'kysely'
-import { conflict, defineResource, tandem, Type, unprocessable, withTables, type Static, type TandemOptions } from 'tandem-api'
+import { conflict, defineResource, tandem, Type, unprocessable, type Static, type TandemOptions } from 'tandem-api'
 
 /** How many labels one user may have: `beforeCreate` refuses the next with 422. */
 export const LABELS_PER_OWNER = 20
@@ -100,14 +100,14 @@ export const migrations: Record<string, Migration> = {
 }
 
 /** The host's tables as its own queries see them (Kysely's table types). */
-export interface HostTables {
+export type HostTables = {
   labels: { id: Generated<number>, owner_id: number, name: string, color: string | null, archived_at: Date | null, created_at: Generated<Date> }
   post_labels: { label_id: number, post_id: number }
 }
 
-/** Puts a label on a post (labelling twice is harmless): the host's own query, on `app.db` widened to its tables. */
+/** Puts a label on a post (labelling twice is harmless): the host's own query, on `app.db` widened to its tables by Kysely's `withTables`. */
 export async function labelPost (app: FastifyInstance, labelId: number, postId: number): Promise<void> {
-  await withTables<HostTables>(app.db).insertInto('post_labels').values({ label_id: labelId, post_id: postId })
+  await app.db.withTables<HostTables>().insertInto('post_labels').values({ label_id: labelId, post_id: postId })
     .onConflict((oc) => oc.doNothing()).execute()
 }
 

@@ -1,4 +1,4 @@
-// A host's own queries on its tables through `app.db`, widened to them (withTables).
+// A host's own queries on its tables through `app.db`, widened to them (Kysely's withTables).
 import t from 'tap'
 import { apiClient, build, signedIn } from '../helpers/app.js'
 import '../helpers/source-package.js'
