@@ -34,7 +34,9 @@ export async function revokeTokensOf (db: Db | Transaction<Database>, userId: nu
   const raised = await db.updateTable('users').set({ token_version: sql<number>`token_version + 1` })
     .where('id', '=', userId).returning('token_version').executeTakeFirst()
   if (raised === undefined) return
-  await db.insertInto('revoked_tokens').values({ jti: everyTokenOf(userId), expires_at: expiresAt, token_version: raised.token_version })
+  // Kept as long as the longest lifetime any instance gives its tokens (as the triggers of migration 0011 keep theirs).
+  const longest = sql<Date>`greatest(${expiresAt}, clock_timestamp() + make_interval(secs => (select seconds from token_lifetime)) + interval '1 hour')`
+  await db.insertInto('revoked_tokens').values({ jti: everyTokenOf(userId), expires_at: longest, token_version: raised.token_version })
     .onConflict((oc) => oc.column('jti').doUpdateSet({
       revoked_at: sql<Date>`clock_timestamp()`,
       expires_at: sql<Date>`greatest(revoked_tokens.expires_at, excluded.expires_at)`,
