@@ -40,11 +40,25 @@ function shapesOf (db: Db): ShapedStatements {
   return shapes
 }
 
+/** Only the rows whose `column` is `value`: what an owner read rule lets a caller see. */
+export interface Narrowing {
+  column: string
+  value: number
+}
+
+// The condition a narrowing adds to a relation's rows, with its value in `slot`; nothing without one.
+function narrowed (narrow: Narrowing | undefined, slot: unknown, row?: string): RawBuilder<unknown> {
+  if (narrow === undefined) return sql``
+  return sql` and ${sql.ref(row === undefined ? narrow.column : `${row}.${narrow.column}`)} = ${slot}`
+}
+const narrowShape = (narrow: Narrowing | undefined): string => narrow === undefined ? '' : ` narrowed ${narrow.column}`
+const narrowValues = (narrow: Narrowing | undefined): unknown[] => narrow === undefined ? [] : [narrow.value]
+
 /**
  * The first `limit` rows of `table` (by id) for each of `parentIds`, in ONE statement: for each
  * parent an index range scan on (key, id) that stops after `limit` rows, so no query runs per
  * parent and a parent's other children are never read (see PERFORMANCE-DECISIONS.md, 'First
- * children by a lateral index scan').
+ * children by a lateral index scan'). `narrow` keeps only the rows an owner rule lets the caller see.
  */
 export async function firstChildren<R extends Row> (
   db: Db,
@@ -52,16 +66,17 @@ export async function firstChildren<R extends Row> (
   foreignKey: string,
   parentIds: readonly number[],
   columns: readonly string[],
-  limit = EMBEDDED_LIMIT
+  limit = EMBEDDED_LIMIT,
+  narrow?: Narrowing
 ): Promise<Map<number, R[]>> {
   const byParent = new Map<number, R[]>(parentIds.map((id) => [id, []]))
   if (parentIds.length === 0) return byParent
-  const shape = `children ${table} ${foreignKey} ${columns.join(',')}`
-  const compiled = shapesOf(db).compileLimited(shape, [idArray(parentIds)], [limit], ([ids], [max]) => sql<R>`
+  const shape = `children ${table} ${foreignKey} ${columns.join(',')}${narrowShape(narrow)}`
+  const compiled = shapesOf(db).compileLimited(shape, [idArray(parentIds), ...narrowValues(narrow)], [limit], ([ids, owner], [max]) => sql<R>`
     select children.* from unnest(${ids}::bigint[]) as parent (key)
     cross join lateral (
       select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)}
-      where ${sql.ref(foreignKey)} = parent.key order by id limit ${max}
+      where ${sql.ref(foreignKey)} = parent.key${narrowed(narrow, owner)} order by id limit ${max}
     ) children`.compile(db))
   const rows = await readRows<R>(db, compiled)
   for (const row of rows) byParent.get(Number(row[foreignKey]))?.push(row)
@@ -78,30 +93,31 @@ export async function firstThrough<R extends Row> (
   link: { table: string, through: string, key: string, otherKey: string },
   parentIds: readonly number[],
   columns: readonly string[],
-  limit = EMBEDDED_LIMIT
+  limit = EMBEDDED_LIMIT,
+  narrow?: Narrowing
 ): Promise<Map<number, R[]>> {
   const byParent = new Map<number, R[]>(parentIds.map((id) => [id, []]))
   if (parentIds.length === 0) return byParent
   const { table, through, key, otherKey } = link
-  const shape = `through ${table} ${through} ${key} ${otherKey} ${columns.join(',')}`
-  const compiled = shapesOf(db).compileLimited(shape, [idArray(parentIds)], [limit], ([ids], [max]) => sql<R & { tandem_parent: number }>`
+  const shape = `through ${table} ${through} ${key} ${otherKey} ${columns.join(',')}${narrowShape(narrow)}`
+  const compiled = shapesOf(db).compileLimited(shape, [idArray(parentIds), ...narrowValues(narrow)], [limit], ([ids, owner], [max]) => sql<R & { tandem_parent: number }>`
     select parent.key as tandem_parent, children.* from unnest(${ids}::bigint[]) as parent (key)
     cross join lateral (
       select ${sql.join(columns.map((c) => sql.ref(`other.${c}`)))} from ${sql.table(through)} as link
       join ${sql.table(table)} as other on other.id = link.${sql.ref(otherKey)}
-      where link.${sql.ref(key)} = parent.key order by other.id limit ${max}
+      where link.${sql.ref(key)} = parent.key${narrowed(narrow, owner, 'other')} order by other.id limit ${max}
     ) children`.compile(db))
   const rows = await readRows<R & { tandem_parent: number }>(db, compiled)
   for (const { tandem_parent: parent, ...row } of rows) byParent.get(Number(parent))?.push(row as unknown as R)
   return byParent
 }
 
-/** Rows of `table` whose id is one of `ids`, in ONE statement, keyed by id. */
-export async function rowsById<R extends Row> (db: Db, table: keyof Database, ids: readonly number[], columns: readonly string[]): Promise<Map<number, R>> {
+/** Rows of `table` whose id is one of `ids`, in ONE statement, keyed by id (those `narrow` keeps). */
+export async function rowsById<R extends Row> (db: Db, table: keyof Database, ids: readonly number[], columns: readonly string[], narrow?: Narrowing): Promise<Map<number, R>> {
   const found = new Map<number, R>()
   if (ids.length === 0) return found
-  const compiled = shapesOf(db).compile(`by id ${table} ${columns.join(',')}`, [idArray(ids)], ([wanted]) =>
-    sql<R>`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)} where id = any(${wanted}::bigint[])`.compile(db))
+  const compiled = shapesOf(db).compile(`by id ${table} ${columns.join(',')}${narrowShape(narrow)}`, [idArray(ids), ...narrowValues(narrow)], ([wanted, owner]) =>
+    sql<R>`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)} where id = any(${wanted}::bigint[])${narrowed(narrow, owner)}`.compile(db))
   const rows = await readRows<R>(db, compiled)
   for (const row of rows) found.set(Number(row.id), row)
   return found

@@ -111,8 +111,10 @@ export const PARENT_FILTER = '$parent'
 export interface RelationData {
   readonly relation: Relation
   readonly columns: readonly string[]
-  /** The target's list, with `PARENT_FILTER` for the parent's id. */
+  /** The target's list, with `PARENT_FILTER` for the parent's id (and `OWNER_FILTER` when the target has an owner). */
   readonly list: ListSpec
+  /** The target's owner column, when its read rule narrows what a caller sees to their own rows. */
+  readonly owner?: string
 }
 
 /** The statements of one relation, made once (their compiled forms are kept per list spec). */
@@ -123,28 +125,33 @@ export function relationData (relation: Relation): RelationData {
   const parent: Filter = relation.kind === 'manyToMany'
     ? { where: (query, id) => query.where(sql<boolean>`${sql.ref(`${target.table}.id`)} in (select ${sql.ref(`tandem_link.${relation.otherKey as string}`)} from ${sql.table(relation.through as string)} as tandem_link where ${sql.ref(`tandem_link.${relation.key}`)} = ${id})`) }
     : { where: (query, id) => query.where(sql.ref(`${target.table}.${relation.key}`), '=', id) }
-  return { relation, columns, list: { ...base, filters: { ...base.filters, [PARENT_FILTER]: parent } } }
+  const rule = target.resource?.auth.read
+  const owner = rule === 'owner' || rule === 'ownerOrAdmin' ? target.resource?.declaration.owner : undefined
+  return { relation, columns, list: { ...base, filters: { ...base.filters, [PARENT_FILTER]: parent } }, ...owner === undefined ? {} : { owner } }
 }
 
 /**
  * Adds the relations `wanted` to `rows` (each row needs the columns the relations are found by:
- * `id`, and a belongsTo's key): one statement per relation, whatever the number of rows.
+ * `id`, and a belongsTo's key): one statement per relation, whatever the number of rows. `owners`
+ * narrows a relation (by name) to the rows of that owner, as its target's read rule asks.
  */
-export async function embedRelations (db: Db, rows: Row[], relations: readonly RelationData[], limits: ReadonlyMap<string, number> = new Map()): Promise<void> {
+export async function embedRelations (db: Db, rows: Row[], relations: readonly RelationData[], limits: ReadonlyMap<string, number> = new Map(), owners: ReadonlyMap<string, number> = new Map()): Promise<void> {
   if (rows.length === 0) return
-  await Promise.all(relations.map(async ({ relation, columns }) => {
+  await Promise.all(relations.map(async ({ relation, columns, owner: ownerColumn }) => {
     const limit = limits.get(relation.name) ?? EMBEDDED_LIMIT
     const { target, key } = relation
     const table = target.table as keyof Database
+    const owner = owners.get(relation.name)
+    const narrow = ownerColumn === undefined || owner === undefined ? undefined : { column: ownerColumn, value: owner }
     if (relation.kind === 'belongsTo') {
-      const found = await rowsById(db, table, rows.map((row) => Number(row[key])).filter((id) => Number.isSafeInteger(id)), columns)
+      const found = await rowsById(db, table, rows.map((row) => Number(row[key])).filter((id) => Number.isSafeInteger(id)), columns, narrow)
       for (const row of rows) row[relation.name] = found.get(Number(row[key])) ?? null
       return
     }
     const ids = rows.map((row) => Number(row.id))
     const found = relation.kind === 'manyToMany'
-      ? await firstThrough(db, { table: target.table, through: relation.through as string, key, otherKey: relation.otherKey as string }, ids, columns, limit)
-      : await firstChildren(db, table, key, ids, columns, relation.kind === 'hasOne' ? 1 : limit)
+      ? await firstThrough(db, { table: target.table, through: relation.through as string, key, otherKey: relation.otherKey as string }, ids, columns, limit, narrow)
+      : await firstChildren(db, table, key, ids, columns, relation.kind === 'hasOne' ? 1 : limit, narrow)
     for (const row of rows) {
       const children = found.get(Number(row.id)) ?? []
       row[relation.name] = relation.kind === 'hasOne' ? children[0] ?? null : children

@@ -1,18 +1,17 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify'
-import { Type, type TSchema } from '@sinclair/typebox'
 import { parseInclude } from '../db/relations.js'
-import { embedRelations, OWNER_FILTER, PARENT_FILTER, relationData, resourceData, type RelationData } from '../db/resource.js'
+import { OWNER_FILTER, relationData, resourceData } from '../db/resource.js'
 import type { AuthRule } from '../plugins/auth.js'
 import { requireAuth } from '../plugins/auth.js'
-import { announce, assertMayChange, relationsNeedCaller, callerNeeded, readableOwner, replacedValues } from '../rules/resource.js'
+import { announce, assertMayChange, callerNeeded, readableOwner, replacedValues } from '../rules/resource.js'
 import { resourceWrites } from '../rules/resource-writes.js'
-import { IdParams, ItemQuery, ListOf, ListQuery, NoContent, NotModified, Selectable, WriteQuery, errors } from '../schema/common.js'
-import { badRequest, notFound } from '../schema/errors.js'
-import { resolveRelations } from '../schema/relation-targets.js'
+import { IdParams, ItemQuery, ListOf, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
+import { notFound } from '../schema/errors.js'
+import { servedRelations } from '../schema/relation-targets.js'
 import type { AccessRule, Resource } from '../schema/resource.js'
-import { paginate, type Row } from '../db/pagination.js'
 import { etagOf, ifMatch, sendEntity } from './conditional.js'
 import { found, sendList } from './reply.js'
+import { embedding, relatedListRoute, selectionWith } from './related.js'
 
 type Query = Record<string, unknown> & { fields?: string, include?: string }
 type Params = { id: number }
@@ -23,31 +22,15 @@ function routeAuth (rule: AccessRule): AuthRule | undefined {
   return needed === 'nobody' ? undefined : needed === 'admin' ? 'admin' : 'authenticated'
 }
 
-function noInclude (query: Query): void {
-  if (query.include !== undefined && query.include !== '') throw badRequest('cannot include relations in a related list', 'include')
-}
-
-/** A representation narrowed by `fields=`, with its relations as `include=` embeds them. */
-function selectionWith (item: { properties: Record<string, TSchema> }, relations: readonly RelationData[]): TSchema {
-  const properties: Record<string, TSchema> = {}
-  for (const [field, schema] of Object.entries(item.properties)) if (field !== 'id') properties[field] = schema
-  for (const { relation } of relations) {
-    properties[relation.name] = relation.list
-      ? Type.Array(relation.target.item, { maxItems: 20, description: `The first 20 ${relation.name}, by id.` })
-      : Type.Union([relation.target.item, Type.Null()])
-  }
-  return Selectable(properties)
-}
-
 /**
  * The REST routes of a declared resource: `GET/POST /{plural}`, `GET/PUT/PATCH/DELETE /{plural}/{id}`,
- * and `GET /{plural}/{id}/{relation}` for its list relations. `resources` are every declared
- * resource, where its relations' targets are found.
+ * and `GET /{plural}/{id}/{relation}` for its list relations (those other declarations add to it
+ * through `inverse` too). `resources` are every declared resource, where its relations' targets are found.
  */
 export function declaredRoutes (resource: Resource, resources: readonly Resource[] = [resource]): FastifyPluginAsync {
   const data = resourceData(resource)
   const writes = resourceWrites(resource, data)
-  const relations = resolveRelations(resource, resources).map(relationData)
+  const relations = servedRelations(resource, resources).map(relationData)
   const relationNames = relations.map(({ relation }) => relation.name)
   const { plural, auth } = resource
   const selection = selectionWith(resource.schemas.item, relations)
@@ -75,49 +58,21 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       }
     }
 
-    /**
-     * What `include=` asks: the relations (a 401 when one needs a caller the route does not), the
-     * `fields` that also read the keys they are found by, and what embeds them and drops those keys.
-     */
+    /** What `include=` asks: see `embedding`. */
     const includes = async (request: FastifyRequest, query: Query) => {
       const wanted = parseInclude(relationNames, query.include)
-      const included = relations.filter(({ relation }) => wanted.has(relation.name))
-      if (auth.read === 'public' && relationsNeedCaller(included)) await app.accessTokens.authenticate(request)
-      const keys = included.filter(({ relation }) => relation.kind === 'belongsTo').map(({ relation }) => relation.key)
-      const asked = query.fields?.split(',').map((field) => field.trim())
-      const added = asked === undefined ? [] : keys.filter((key) => !asked.includes(key))
-      return {
-        fields: added.length === 0 ? query.fields : `${query.fields ?? ''},${added.join(',')}`,
-        embed: async (rows: Row[]) => {
-          await embedRelations(app.db, rows, included)
-          for (const row of rows) for (const key of added) delete row[key]
-        }
-      }
+      return embedding(app, request, relations.filter(({ relation }) => wanted.has(relation.name)), query.fields, auth.read === 'public')
     }
 
     for (const related of relations.filter(({ relation }) => relation.list)) {
-      const { relation, list } = related
-      const relatedItem = selectionWith(relation.target.item, [])
-      const searchable = list.filters?.q !== undefined
-      app.get(`/${plural}/:id/${relation.name}`, {
+      relatedListRoute(app, {
+        plural,
+        parentName: resource.name,
+        tags,
         config: withAuth(auth.read),
-        schema: {
-          tags,
-          summary: `List the ${relation.name} of a ${resource.name}`,
-          params: IdParams,
-          querystring: ListQuery(Object.keys(list.sortable), {}),
-          response: { 200: ListOf(relatedItem), ...errors(400, 401, 404, 429) }
-        }
-      }, async (request, reply) => {
-        const query = request.query as Query & { q?: string }
-        noInclude(query)
-        if (query.q !== undefined && !searchable) throw badRequest(`${relation.name} cannot be searched`, 'q')
-        const id = (request.params as Params).id
-        if (auth.read === 'public' && relationsNeedCaller([related])) await app.accessTokens.authenticate(request)
-        found(await data.find(app.db, id, 'id', readableOwner(resource, caller(request))), resource.name)
-        const filters: Record<string, unknown> = { [PARENT_FILTER]: id }
-        if (searchable) filters.q = query.q
-        return sendList(request, reply, await paginate(app.db, list, query, { secret: secret(), filters }))
+        publicParent: auth.read === 'public',
+        related,
+        parent: async (request, id) => { found(await data.find(app.db, id, 'id', readableOwner(resource, caller(request))), resource.name) }
       })
     }
 

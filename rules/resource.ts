@@ -29,6 +29,22 @@ export function readableOwner (resource: Resource, caller: AccessUser | undefine
 }
 
 /**
+ * The owner each of `relations` is narrowed to for `caller` (by relation name): the target's read
+ * rule, as `readableOwner` applies it to the target's own lists. Relations whose target has no owner
+ * rule are not in it.
+ */
+export function relationOwners (relations: ReadonlyArray<{ relation: Relation, owner?: string }>, caller: AccessUser | undefined): Map<string, number> {
+  const owners = new Map<string, number>()
+  for (const { relation, owner } of relations) {
+    const target = relation.target.resource
+    if (owner === undefined || target === undefined) continue
+    const narrowed = readableOwner(target, caller)
+    if (narrowed !== undefined) owners.set(relation.name, narrowed)
+  }
+  return owners
+}
+
+/**
  * Refuses a change of `row` that `caller` may not make (checked on the locked row, inside the write):
  * `update`, `delete`, or the name of one of the declaration's actions.
  */

@@ -13,14 +13,19 @@ export interface RelationTarget {
   read: AccessRule
   /** The declared resource, when it is one. */
   resource?: Resource
+  /** A built-in resource's own relations (REST `include=` names, nested routes and GraphQL fields), which an inverse may not reuse. */
+  relations?: readonly string[]
 }
 
 /** The built-in resources a declared one may point at, until they are declared themselves. */
 const builtInTargets: readonly RelationTarget[] = [
-  { name: 'user', table: 'users', item: User, read: 'authenticated' },
-  { name: 'post', table: 'posts', item: Post, read: 'authenticated' },
-  { name: 'comment', table: 'comments', item: Comment, read: 'authenticated' }
+  { name: 'user', table: 'users', item: User, read: 'authenticated', relations: ['posts', 'profile', 'orders'] },
+  { name: 'post', table: 'posts', item: Post, read: 'authenticated', relations: ['author', 'comments'] },
+  { name: 'comment', table: 'comments', item: Comment, read: 'authenticated', relations: ['author', 'post'] }
 ]
+
+/** The names of the built-in resources a relation may reach. */
+export const builtInTargetNames: readonly string[] = builtInTargets.map((target) => target.name)
 
 export type RelationKind = 'belongsTo' | 'hasMany' | 'hasOne' | 'manyToMany'
 
@@ -36,19 +41,34 @@ export interface Relation {
   otherKey?: string
   /** Whether it answers a list (hasMany, manyToMany) rather than one row or null. */
   list: boolean
+  /** The resource that declared it, when it is the inverse of one of that resource's relations. */
+  inverseOf?: Resource
+}
+
+const KINDS = ['belongsTo', 'hasMany', 'hasOne', 'manyToMany'] as const
+const camelCased = (name: string): string => name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
+
+function targetsOf (resources: readonly Resource[]): Map<string, RelationTarget> {
+  const targets = new Map<string, RelationTarget>(builtInTargets.map((target) => [target.name, target]))
+  for (const declared of resources) targets.set(declared.name, { name: declared.name, table: declared.table, item: declared.schemas.item, read: declared.auth.read, resource: declared })
+  return targets
+}
+
+// Owner rules narrow what is embedded to the caller's rows; an administrator-only target would need a 403 per row.
+function checkReadable (target: RelationTarget, where: string): void {
+  if (target.read === 'admin') throw new Error(`${where}: a target whose reads are admin-only cannot be embedded yet`)
 }
 
 /** The relations of `resource`, their targets found among the built-in and the declared `resources`. */
 export function resolveRelations (resource: Resource, resources: readonly Resource[]): Relation[] {
-  const targets = new Map<string, RelationTarget>(builtInTargets.map((target) => [target.name, target]))
-  for (const declared of resources) targets.set(declared.name, { name: declared.name, table: declared.table, item: declared.schemas.item, read: declared.auth.read, resource: declared })
+  const targets = targetsOf(resources)
   return Object.entries(resource.declaration.relations ?? {}).map(([name, declared]) => {
-    const kind = (['belongsTo', 'hasMany', 'hasOne', 'manyToMany'] as const).find((option) => option in declared) as RelationKind
+    const kind = KINDS.find((option) => option in declared) as RelationKind
     const targetName = (declared as Record<string, string>)[kind] as string
     const target = targets.get(targetName)
     const where = `defineResource(${JSON.stringify(resource.name)}): relation ${name}`
     if (target === undefined) throw new Error(`${where} names ${JSON.stringify(targetName)}, which is neither a declared resource nor user, post or comment`)
-    if (target.read !== 'public' && target.read !== 'authenticated') throw new Error(`${where}: a target whose reads are ${target.read}-only cannot be embedded yet`)
+    checkReadable(target, where)
     // The other's key must be in its representation: rows are grouped by it.
     if ((kind === 'hasMany' || kind === 'hasOne') && !Object.hasOwn(target.item.properties, declared.key)) {
       throw new Error(`${where}: ${targetName} has no field ${JSON.stringify(declared.key)} to find them by`)
@@ -57,4 +77,49 @@ export function resolveRelations (resource: Resource, resources: readonly Resour
     if ('through' in declared) Object.assign(relation, { through: declared.through, otherKey: declared.otherKey })
     return relation
   })
+}
+
+/** The names a relation added to `target` may not take: its fields (as REST and GraphQL name them) and its own relations. */
+function takenNames (target: RelationTarget): Set<string> {
+  const fields = Object.keys(target.item.properties)
+  return new Set([...fields, ...fields.map(camelCased), ...target.relations ?? Object.keys(target.resource?.declaration.relations ?? {})])
+}
+
+/**
+ * The relations that declarations in `resources` add to the resource named `name` through
+ * `inverse`: the inverse of a belongsTo is a list of the declaring resource's rows (hasMany), of a
+ * hasMany or hasOne the declaring row (belongsTo), of a manyToMany a manyToMany the other way.
+ * An inverse whose name is taken on its resource (a field, a relation, another inverse) throws.
+ */
+export function inverseRelations (name: string, resources: readonly Resource[]): Relation[] {
+  const targets = targetsOf(resources)
+  const target = targets.get(name)
+  const added: Relation[] = []
+  if (target === undefined) return added
+  const taken = takenNames(target)
+  for (const resource of resources) {
+    for (const [relationName, declared] of Object.entries(resource.declaration.relations ?? {})) {
+      const kind = KINDS.find((option) => option in declared) as RelationKind
+      if (declared.inverse === undefined || (declared as Record<string, string>)[kind] !== name) continue
+      const where = `defineResource(${JSON.stringify(resource.name)}): relation ${relationName}: inverse ${declared.inverse}`
+      if (taken.has(declared.inverse)) throw new Error(`${where} is taken on ${name} (a field, a relation or another inverse of that name)`)
+      taken.add(declared.inverse)
+      const back = targets.get(resource.name) as RelationTarget
+      checkReadable(back, where)
+      const common = { name: declared.inverse, target: back, inverseOf: resource }
+      if ('manyToMany' in declared) {
+        added.push({ ...common, kind: 'manyToMany', key: declared.otherKey, through: declared.through, otherKey: declared.key, list: true })
+      } else if ('belongsTo' in declared) {
+        added.push({ ...common, kind: 'hasMany', key: declared.key, list: true })
+      } else {
+        added.push({ ...common, kind: 'belongsTo', key: declared.key, list: false })
+      }
+    }
+  }
+  return added
+}
+
+/** Every relation `resource` serves: its own, and those other declarations add to it through `inverse`. */
+export function servedRelations (resource: Resource, resources: readonly Resource[]): Relation[] {
+  return [...resolveRelations(resource, resources), ...inverseRelations(resource.name, resources)]
 }

@@ -14,13 +14,19 @@ type Field<R extends TObject> = Extract<keyof Static<R>, string>
  * How a declared resource reaches another (a declared one, or the built-in `user`, `post`,
  * `comment`): `belongsTo` (this row's `key` names the other's id), `hasMany` and `hasOne` (the
  * other's `key` names this row's id), `manyToMany` through a join table (`key` names this row,
- * `otherKey` the other).
+ * `otherKey` the other). `inverse` names the way back, served on the other resource: a list of
+ * this resource's rows for a belongsTo or a manyToMany, this resource's row for a hasMany or hasOne.
+ * @example { manyToMany: 'post', through: 'post_labels', key: 'label_id', otherKey: 'post_id', inverse: 'labels' }
  */
-export type RelationDeclaration =
+export type RelationDeclaration = (
   | { belongsTo: string, key: string }
   | { hasMany: string, key: string }
   | { hasOne: string, key: string }
   | { manyToMany: string, through: string, key: string, otherKey: string }
+) & {
+  /** The relation's name on the other resource (`GET /posts/{id}/labels`, `include=labels`, `Post.labels`). @example 'labels' */
+  inverse?: string
+}
 
 /** What a host writes to give one of its tables every convention of the API (CONTRACT §9). */
 export interface ResourceDeclaration<R extends TObject = TObject> {
@@ -151,11 +157,11 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   const fieldNames = columns.map(camelCased)
   for (const [relation, declared] of Object.entries(declaration.relations ?? {})) {
     check(NAME.test(relation) && !Object.hasOwn(properties, relation) && !fieldNames.includes(relation), declaration, `relation ${relation} must be a lower camel case name that is not a field`)
-    check('inverse' in declared === false, declaration, `relation ${relation}: inverse relations are not served yet`)
+    check(declared.inverse === undefined || (typeof declared.inverse === 'string' && NAME.test(declared.inverse)), declaration, `relation ${relation}: inverse must be a lower camel case name`)
     check(KINDS.filter((kind) => kind in declared).length === 1, declaration, `relation ${relation} must be exactly one of ${KINDS.join(', ')}`)
     check(typeof declared.key === 'string', declaration, `relation ${relation} needs a key`)
     if ('manyToMany' in declared) check(typeof declared.through === 'string' && typeof declared.otherKey === 'string', declaration, `relation ${relation}: manyToMany needs through and otherKey`)
-    const identifiers = Object.entries(declared).filter(([option]) => option !== 'belongsTo' && option !== 'hasMany' && option !== 'hasOne' && option !== 'manyToMany')
+    const identifiers = Object.entries(declared).filter(([option]) => option !== 'belongsTo' && option !== 'hasMany' && option !== 'hasOne' && option !== 'manyToMany' && option !== 'inverse')
     for (const [option, value] of identifiers) check(typeof value === 'string' && IDENTIFIER.test(value), declaration, `relation ${relation}: ${option} must be a lower-case SQL identifier`)
     if ('belongsTo' in declared) check(Object.hasOwn(properties, declared.key), declaration, `relation ${relation}: its key ${declared.key} is not in the representation`)
   }

@@ -1,0 +1,129 @@
+// Relations as REST serves them, for declared resources and for the built-in ones that declared
+// resources reach through `inverse`: `include=` and `GET /{plural}/{id}/{relation}`.
+import type { FastifyInstance, FastifyRequest, RouteShorthandOptions } from 'fastify'
+import { Type, type TObject, type TSchema } from '@sinclair/typebox'
+import { parseInclude } from '../db/relations.js'
+import { embedRelations, OWNER_FILTER, PARENT_FILTER, type RelationData } from '../db/resource.js'
+import { paginate, type Row } from '../db/pagination.js'
+import type { AccessUser } from '../plugins/auth.js'
+import { relationOwners, relationsNeedCaller } from '../rules/resource.js'
+import { IdParams, ListOf, ListQuery, Selectable, errors } from '../schema/common.js'
+import { badRequest } from '../schema/errors.js'
+import { sendList } from './reply.js'
+
+type Query = Record<string, unknown> & { fields?: string, include?: string, q?: string }
+
+// Routes without an auth rule leave `request.user` unset until a relation asks for a caller.
+const callerOf = (request: FastifyRequest): AccessUser | undefined => (request as { user?: AccessUser | null }).user ?? undefined
+
+/** What `include=` embeds of `relations`, as properties of a representation. */
+export function relationProperties (relations: readonly RelationData[]): Record<string, TSchema> {
+  const properties: Record<string, TSchema> = {}
+  for (const { relation } of relations) {
+    properties[relation.name] = relation.list
+      ? Type.Array(relation.target.item, { maxItems: 20, description: `The first 20 ${relation.name}, by id.` })
+      : Type.Union([relation.target.item, Type.Null()])
+  }
+  return properties
+}
+
+/** A representation narrowed by `fields=`, with its relations as `include=` embeds them. */
+export function selectionWith (item: { properties: Record<string, TSchema> }, relations: readonly RelationData[]): TSchema {
+  const properties: Record<string, TSchema> = {}
+  for (const [field, schema] of Object.entries(item.properties)) if (field !== 'id') properties[field] = schema
+  return Selectable({ ...properties, ...relationProperties(relations) })
+}
+
+/** A built-in representation with the relations declared resources add to it (`schema` itself when none). */
+export function withAdded<T extends TObject> (schema: T, added: readonly RelationData[]): T | TObject {
+  return added.length === 0 ? schema : Type.Composite([schema, Type.Partial(Type.Object(relationProperties(added)))])
+}
+
+/** A query string schema whose `include` names what may be included (`schema` itself when nothing is added). */
+export function withIncludable<T extends TObject> (schema: T, builtIn: readonly string[], added: readonly RelationData[]): T {
+  if (added.length === 0) return schema
+  const names = [...builtIn, ...added.map(({ relation }) => relation.name)]
+  const include = Type.Optional(Type.String({ maxLength: 200, description: `Relations to embed, comma-separated: ${names.join(', ')}.` }))
+  return { ...schema, properties: { ...schema.properties, include } }
+}
+
+/**
+ * `include=` of a built-in resource with relations added by declared resources: the built-in names
+ * (as the built-in queries take them) apart from the added relations. Unknown names are a 400.
+ */
+export function splitInclude (builtIn: readonly string[], added: readonly RelationData[], include: string | undefined): { builtIn: string | undefined, added: RelationData[] } {
+  if (added.length === 0 || include === undefined) return { builtIn: include, added: [] }
+  const wanted = parseInclude([...builtIn, ...added.map(({ relation }) => relation.name)], include)
+  return {
+    builtIn: [...wanted].filter((name) => builtIn.includes(name)).join(','),
+    added: added.filter(({ relation }) => wanted.has(relation.name))
+  }
+}
+
+/**
+ * How rows get the relations `included`: a 401 first when one needs a caller that a public route
+ * has not asked for, the `fields` to read (with the keys the relations are found by) and what embeds
+ * them (narrowed as each target's read rule asks) and drops those keys again.
+ */
+export async function embedding (app: FastifyInstance, request: FastifyRequest, included: readonly RelationData[], fields: string | undefined, publicRoute: boolean) {
+  if (included.length === 0) return { fields, embed: async (_rows: Row[]) => {} }
+  if (publicRoute && relationsNeedCaller(included)) await app.accessTokens.authenticate(request)
+  const keys = included.filter(({ relation }) => relation.kind === 'belongsTo').map(({ relation }) => relation.key)
+  const asked = fields?.split(',').map((field) => field.trim())
+  const added = asked === undefined ? [] : keys.filter((key) => !asked.includes(key))
+  const owners = relationOwners(included, callerOf(request))
+  return {
+    fields: added.length === 0 ? fields : `${fields ?? ''},${added.join(',')}`,
+    embed: async (rows: Row[]) => {
+      await embedRelations(app.db, rows, included, undefined, owners)
+      for (const row of rows) for (const key of added) delete row[key]
+    }
+  }
+}
+
+export interface RelatedList {
+  /** The parent's path segment and name: `/posts/{id}/labels`, 404 `post not found`. */
+  plural: string
+  parentName: string
+  tags: string[]
+  /** The parent's read rule as the route's `config`. */
+  config: RouteShorthandOptions['config']
+  /** Whether the parent is public: a target that is not then asks for a token. */
+  publicParent: boolean
+  related: RelationData
+  /** Throws 404 unless the parent is there for the caller. */
+  parent: (request: FastifyRequest, id: number) => Promise<void>
+}
+
+/**
+ * `GET /{plural}/{id}/{relation}`: the relation's rows as a list with every list parameter of the
+ * target (keyset cursors, limit, sort, fields, `q` when the target is searchable), narrowed to the
+ * caller's rows when the target's read rule is an owner rule.
+ */
+export function relatedListRoute (app: FastifyInstance, options: RelatedList): void {
+  const { related, plural, parentName, tags } = options
+  const { relation, list } = related
+  const searchable = list.filters?.q !== undefined
+  app.get(`/${plural}/:id/${relation.name}`, {
+    config: options.config,
+    schema: {
+      tags,
+      summary: `List the ${relation.name} of a ${parentName}`,
+      params: IdParams,
+      querystring: ListQuery(Object.keys(list.sortable), {}),
+      response: { 200: ListOf(selectionWith(relation.target.item, [])), ...errors(400, 401, 404, 429) }
+    }
+  }, async (request, reply) => {
+    const query = request.query as Query
+    if (query.include !== undefined && query.include !== '') throw badRequest('cannot include relations in a related list', 'include')
+    if (query.q !== undefined && !searchable) throw badRequest(`${relation.name} cannot be searched`, 'q')
+    const id = (request.params as { id: number }).id
+    if (options.publicParent && relationsNeedCaller([related])) await app.accessTokens.authenticate(request)
+    await options.parent(request, id)
+    const filters: Record<string, unknown> = { [PARENT_FILTER]: id }
+    if (searchable) filters.q = query.q
+    const owner = relationOwners([related], callerOf(request)).get(relation.name)
+    if (owner !== undefined) filters[OWNER_FILTER] = owner
+    return sendList(request, reply, await paginate(app.db, list, query, { secret: app.tandemConfig.jwtSecret, filters }))
+  })
+}
