@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import * as routes from '../routes/index.js'
+import type { Resource } from '../schema/resource.js'
 import { restScope } from './rest.js'
 
 /** Options of each resource's routes plugin; the path prefix is Fastify's own `prefix`. */
@@ -11,6 +12,12 @@ export interface ResourceRoutesOptions {
    * @example false
    */
   rateLimit?: boolean
+  /**
+   * Declared resources whose relations name an `inverse` on this resource (users, posts and
+   * comments): their relations are served here too, as `include=` and nested lists. Default: none.
+   * @example [labels]
+   */
+  resources?: readonly Resource[]
 }
 
 /**
@@ -20,10 +27,10 @@ export interface ResourceRoutesOptions {
  * inside it, so the host's routes keep theirs). Unknown paths under the prefix are left to the
  * host's not-found handler, since two of these plugins may share one prefix.
  */
-function mountable (name: string, resource: FastifyPluginAsync): FastifyPluginAsync<ResourceRoutesOptions> {
+function mountable (name: string, resource: FastifyPluginAsync<{ resources?: readonly Resource[] }>): FastifyPluginAsync<ResourceRoutesOptions> {
   const plugin: FastifyPluginAsync<ResourceRoutesOptions> = async (scope, options) => {
     await restScope(scope, { rateLimit: options.rateLimit })
-    await scope.register(resource)
+    await scope.register(resource, { resources: options.resources })
   }
   return fp(plugin, { name, fastify: '5.x', encapsulate: true, dependencies: ['tandem-database', 'tandem-auth'] })
 }

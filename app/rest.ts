@@ -30,7 +30,7 @@ export async function restScope (scope: FastifyInstance, options: { rateLimit?: 
  */
 export async function restApi (app: FastifyInstance, resources: readonly Resource[] = []): Promise<void> {
   const routes: FastifyPluginAsync = async (version) => {
-    await version.register(resourceRoutes)
+    await version.register(resourceRoutes, { resources })
     for (const resource of resources) await version.register(declaredRoutes(resource, resources))
   }
   await app.register(async (api) => {

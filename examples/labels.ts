@@ -36,7 +36,7 @@ export const labels = defineResource({
   search: ['name'],
   relations: {
     owner: { belongsTo: 'user', key: 'owner_id' },
-    posts: { manyToMany: 'post', through: 'post_labels', key: 'label_id', otherKey: 'post_id' }
+    posts: { manyToMany: 'post', through: 'post_labels', key: 'label_id', otherKey: 'post_id', inverse: 'labels' }
   },
   auth: { read: 'authenticated', create: 'authenticated', update: 'owner', delete: 'ownerOrAdmin' },
   events: ['created', 'updated', 'deleted'],

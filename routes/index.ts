@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
+import type { Resource } from '../schema/resource.js'
 import authRoutes from './auth.js'
 import commentsRoutes from './comments.js'
 import ordersRoutes from './orders.js'
@@ -9,13 +10,16 @@ import usersRoutes from './users.js'
 
 export { authRoutes, commentsRoutes, ordersRoutes, postsRoutes, productsRoutes, profilesRoutes, usersRoutes }
 
-/** Every resource's REST routes, to be mounted under a version prefix. */
-export const resourceRoutes: FastifyPluginAsync = async (app) => {
+/**
+ * Every resource's REST routes, to be mounted under a version prefix. `resources` are the declared
+ * ones, whose `inverse` relations users, posts and comments serve too.
+ */
+export const resourceRoutes: FastifyPluginAsync<{ resources?: readonly Resource[] }> = async (app, { resources }) => {
   await app.register(authRoutes)
-  await app.register(usersRoutes)
+  await app.register(usersRoutes, { resources })
   await app.register(productsRoutes)
   await app.register(ordersRoutes)
-  await app.register(postsRoutes)
-  await app.register(commentsRoutes)
+  await app.register(postsRoutes, { resources })
+  await app.register(commentsRoutes, { resources })
   await app.register(profilesRoutes)
 }

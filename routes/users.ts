@@ -3,21 +3,34 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { findUser, listUsers } from '../db/users.js'
 import { requireAuth } from '../plugins/auth.js'
 import { changeUser, removeUser, signUp } from '../rules/accounts.js'
-import { IdParams, ItemQuery, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
-import { UserView, UserViewList } from '../schema/user-views.js'
+import { IdParams, ItemQuery, ListOf, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
+import { inverseRelations } from '../schema/relation-targets.js'
+import type { Resource } from '../schema/resource.js'
+import { UserView } from '../schema/user-views.js'
 import { CreateUserBody, PatchUserBody, ReplaceUserBody, User, UserListQuery } from '../schema/users.js'
 import { parseInclude } from '../db/relations.js'
+import { relationData } from '../db/resource.js'
 import { embedUserRelations, userIncludes } from '../db/user-relations.js'
 import { etagOf, ifMatch, sendEntity } from './conditional.js'
 import { found, sendList } from './reply.js'
+import { embedding, relatedListRoute, splitInclude, withAdded, withIncludable } from './related.js'
 
 const tags = ['users']
 
+/** Options of the users routes. */
+export interface UsersRoutesOptions {
+  /** Declared resources: those whose relations name an `inverse` on `user` add it (`include=labels`, `GET /users/{id}/labels`). */
+  resources?: readonly Resource[]
+}
+
 /** REST transport of the users resource: validation and serialization by schema, data from `db/users`. */
-const usersRoutes: FastifyPluginAsync = async (fastify) => {
+const usersRoutes: FastifyPluginAsync<UsersRoutesOptions> = async (fastify, options) => {
   requireAuth(fastify)
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const secret = () => app.tandemConfig.jwtSecret
+  // What declared resources add to users through `inverse`.
+  const added = inverseRelations('user', options.resources ?? []).map(relationData)
+  const view = withAdded(UserView, added)
 
   app.post('/users', {
     config: { transaction: true, attemptLimit: { kind: 'signUp', account: (request) => String((request.body as { email?: unknown }).email) } },
@@ -29,24 +42,40 @@ const usersRoutes: FastifyPluginAsync = async (fastify) => {
 
   app.get('/users', {
     config: { auth: 'authenticated' },
-    schema: { tags, summary: 'List users', querystring: UserListQuery, response: { 200: UserViewList, ...errors(400, 401, 429) } }
+    schema: { tags, summary: 'List users', querystring: withIncludable(UserListQuery, userIncludes, added), response: { 200: ListOf(view), ...errors(400, 401, 429) } }
   }, async (request, reply) => {
-    const { include, ...params } = request.query
-    parseInclude(userIncludes, include)
-    const page = await listUsers(app.db, params, { secret: secret() })
-    await embedUserRelations(app.db, page.data, include)
+    const { include: asked, ...params } = request.query
+    const include = splitInclude(userIncludes, added, asked)
+    parseInclude(userIncludes, include.builtIn)
+    const shape = await embedding(app, request, include.added, params.fields, false)
+    const page = await listUsers(app.db, { ...params, fields: shape.fields }, { secret: secret() })
+    await Promise.all([embedUserRelations(app.db, page.data, include.builtIn), shape.embed(page.data)])
     return sendList(request, reply, page)
   })
 
   app.get('/users/:id', {
     config: { auth: 'authenticated' },
-    schema: { tags, summary: 'Get a user', params: IdParams, querystring: ItemQuery, response: { 200: UserView, 304: NotModified, ...errors(400, 401, 404, 429) } }
+    schema: { tags, summary: 'Get a user', params: IdParams, querystring: withIncludable(ItemQuery, userIncludes, added), response: { 200: view, 304: NotModified, ...errors(400, 401, 404, 429) } }
   }, async (request, reply) => {
-    parseInclude(userIncludes, request.query.include)
-    const user = found(await findUser(app.db, request.params.id, request.query.fields), 'user')
-    await embedUserRelations(app.db, [user], request.query.include)
+    const include = splitInclude(userIncludes, added, request.query.include)
+    parseInclude(userIncludes, include.builtIn)
+    const shape = await embedding(app, request, include.added, request.query.fields, false)
+    const user = found(await findUser(app.db, request.params.id, shape.fields), 'user')
+    await Promise.all([embedUserRelations(app.db, [user], include.builtIn), shape.embed([user])])
     return sendEntity(request, reply, user)
   })
+
+  for (const related of added.filter(({ relation }) => relation.list)) {
+    relatedListRoute(app, {
+      plural: 'users',
+      parentName: 'user',
+      tags,
+      config: { auth: 'authenticated' },
+      publicParent: false,
+      related,
+      parent: async (_request, id) => { found(await findUser(app.db, id, 'id'), 'user') }
+    })
+  }
 
   app.put('/users/:id', {
     config: { auth: 'selfOrAdmin' },

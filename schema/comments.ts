@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Id, ListOf, ListQuery, Selectable, Timestamp } from './common.js'
+import { Id, ListQuery, Selectable, Timestamp } from './common.js'
 
 const Text = Type.String({ minLength: 1, maxLength: 10_000 })
 
@@ -21,5 +21,3 @@ export const commentSortable = ['id', 'created_at'] as const
 /** The comments of one post: the post is the path's, `author_id` narrows further. */
 export const CommentListQuery = ListQuery(commentSortable, { author_id: Type.Optional(Id) })
 export type CommentListQueryType = Static<typeof CommentListQuery>
-
-export const CommentList = ListOf(CommentFields)

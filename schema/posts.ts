@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Id, ListOf, ListQuery, Selectable, Timestamp } from './common.js'
+import { Id, ListQuery, Selectable, Timestamp } from './common.js'
 import { Comment } from './comments.js'
 import { User } from './users.js'
 
@@ -46,5 +46,3 @@ export type UserPostListQueryType = Static<typeof UserPostListQuery>
 
 export const PostListQuery = ListQuery(postSortable, { author_id: Type.Optional(Id) })
 export type PostListQueryType = Static<typeof PostListQuery>
-
-export const PostList = ListOf(PostFields)

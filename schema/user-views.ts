@@ -1,5 +1,4 @@
 import { Type } from '@sinclair/typebox'
-import { ListOf } from './common.js'
 import { Post } from './posts.js'
 import { Profile } from './profiles.js'
 import { UserFields } from './users.js'
@@ -12,5 +11,3 @@ export const UserView = Type.Composite([
     profile: Type.Union([Profile, Type.Null()])
   }))
 ])
-
-export const UserViewList = ListOf(UserView)

@@ -1,7 +1,7 @@
 // The worked example of CONTRACT §9: a host's own resource, declared once, with the conventions of
 // the built-in ones. It is imported as a host would ('tandem-api'), from the sources here.
 import { readFileSync } from 'node:fs'
-import { sql } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import t from 'tap'
 import { conflict, defineResource, resourceSdl, Type, type Static } from '../../index.js'
 import { adminToken, apiClient, body, build, errorCodes, graphql, signedIn, testDb } from '../helpers/app.js'
@@ -551,4 +551,175 @@ t.test('a mistaken declaration fails at start, naming the mistake', async (t) =>
   t.throws(() => defineResource({ ...base, hooks: { beforeInsert: async () => {} } as never }), /unknown hook beforeInsert/)
   t.throws(() => defineResource({ ...base, hooks: { afterCreate: 'audit' } as never }), /hook afterCreate must be a function/)
   t.doesNotThrow(() => defineResource({ ...base, owner: 'owner_id' }))
+})
+
+// Through `inverse`, a declaration adds relations to the resource it points at: the example's
+// labels give posts `labels`. Notes (declared here) are read by their owners only, so what they
+// add to posts, users, labels and notes is narrowed to the caller's notes.
+const notes = defineResource({
+  name: 'note',
+  table: 'notes',
+  representation: Type.Object({
+    id: Type.Integer(),
+    owner_id: Type.Integer(),
+    post_id: Type.Integer(),
+    label_id: Type.Union([Type.Integer(), Type.Null()]),
+    reply_to: Type.Union([Type.Integer(), Type.Null()]),
+    comment_id: Type.Union([Type.Integer(), Type.Null()]),
+    text: Type.String({ minLength: 1 })
+  }),
+  generated: ['id'],
+  owner: 'owner_id',
+  writable: ['post_id', 'label_id', 'reply_to', 'comment_id', 'text'],
+  search: ['text'],
+  relations: {
+    owner: { belongsTo: 'user', key: 'owner_id', inverse: 'notes' },
+    post: { belongsTo: 'post', key: 'post_id', inverse: 'notes' },
+    label: { belongsTo: 'label', key: 'label_id', inverse: 'notes' },
+    comment: { belongsTo: 'comment', key: 'comment_id', inverse: 'notes' },
+    replies: { hasMany: 'note', key: 'reply_to', inverse: 'parent' }
+  },
+  auth: { read: 'owner', create: 'authenticated', update: 'owner', delete: 'owner' }
+})
+const withNotes = {
+  ...migrations,
+  '0002_notes': {
+    async up (db: Kysely<any>) {
+      await sql`create table notes (
+        id serial primary key,
+        owner_id integer not null references users (id) on delete cascade,
+        post_id integer not null references posts (id) on delete cascade,
+        label_id integer references labels (id) on delete cascade,
+        reply_to integer references notes (id) on delete cascade,
+        comment_id integer references comments (id) on delete cascade,
+        text text not null)`.execute(db)
+      for (const column of ['owner_id', 'post_id', 'label_id', 'reply_to', 'comment_id']) await sql`create index ${sql.id(`notes_${column}_id_idx`)} on notes (${sql.ref(column)}, id)`.execute(db)
+    },
+    async down (db: Kysely<any>) { await sql`drop table notes`.execute(db) }
+  }
+}
+
+type Titled = { id: number, title: string }
+type Named = { id: number, name: string }
+
+/** Ann's labels on Bob's posts: `one` carries a, b and c; `two` carries b; `three` none. */
+async function labelledPosts (t: Parameters<typeof build>[0], options: Parameters<typeof build>[1] = {}) {
+  const app = await build(t, { resources: [labels, notes], migrations: withNotes, ...options })
+  const ann = await signedIn(app, { name: 'Ann' })
+  const bob = await signedIn(app, { name: 'Bob' })
+  const asAnn = apiClient(app, ann.headers)
+  const asBob = apiClient(app, bob.headers)
+  const posts: Titled[] = []
+  for (const title of ['one', 'two', 'three']) posts.push(body<Titled>(await asBob('POST', '/posts', { title, content: 'c' })))
+  const made: Named[] = []
+  for (const name of ['alpha', 'bravo', 'charlie']) made.push(body<Named>(await asAnn('POST', '/labels', { name })))
+  const [one, two] = posts as [Titled, Titled, Titled]
+  const [a, b, c] = made as [Named, Named, Named]
+  await sql`insert into post_labels (label_id, post_id) values (${a.id}, ${one.id}), (${b.id}, ${one.id}), (${c.id}, ${one.id}), (${b.id}, ${two.id})`.execute(app.db)
+  return { app, ann, bob, asAnn, asBob, posts, labels: made }
+}
+
+t.test('inverse: a post\'s labels as a nested list, with the list parameters of the labels', async (t) => {
+  const { app, asBob, posts: [one, two, three] } = await labelledPosts(t)
+  const path = `/posts/${one?.id}/labels`
+  const first = await asBob('GET', `${path}?limit=2`)
+  t.equal(first.statusCode, 200)
+  const page = body<{ data: Named[], pagination: { hasMore: boolean, nextCursor: string } }>(first)
+  t.same(page.data.map((label) => label.name), ['alpha', 'bravo'])
+  t.match(page.data[0], { id: Number, owner_id: Number, name: 'alpha', color: null, created_at: String }, 'labels as their own routes show them')
+  t.match(first.headers.link, /rel="next"/)
+  const rest = body<{ data: Named[] }>(await asBob('GET', `${path}?limit=2&cursor=${encodeURIComponent(page.pagination.nextCursor)}`))
+  t.same(rest.data.map((label) => label.name), ['charlie'])
+  t.same(body<{ data: Named[] }>(await asBob('GET', `${path}?sort=-name&fields=name`)).data.map((label) => Object.keys(label).sort().join()), ['id,name', 'id,name', 'id,name'])
+  t.same(body<{ data: Named[] }>(await asBob('GET', `${path}?sort=-name`)).data.map((label) => label.name), ['charlie', 'bravo', 'alpha'])
+  t.same(body<{ data: Named[] }>(await asBob('GET', `${path}?q=harl`)).data.map((label) => label.name), ['charlie'])
+  t.same(body<{ data: Named[] }>(await asBob('GET', `/posts/${two?.id}/labels`)).data.map((label) => label.name), ['bravo'])
+  t.same(body<{ data: Named[] }>(await asBob('GET', `/posts/${three?.id}/labels`)).data, [])
+  t.equal((await asBob('GET', `${path}?sort=-name&cursor=${encodeURIComponent(page.pagination.nextCursor)}`)).statusCode, 400, 'a cursor is bound to its sort')
+  t.equal((await asBob('GET', `${path}?include=owner`)).statusCode, 400)
+  t.same(body(await asBob('GET', '/posts/999999/labels')), { error: 'post not found' })
+  t.equal((await apiClient(app)('GET', path)).statusCode, 401, 'labels are read by signed-in users only')
+})
+
+t.test('inverse: include=labels wherever posts are listed or read', async (t) => {
+  const { app, bob, asAnn, posts: [one, two, three] } = await labelledPosts(t)
+  const names = (post: { labels: Named[] }) => post.labels.map((label) => label.name)
+  const item = body<Titled & { labels: Named[], author: Named }>(await asAnn('GET', `/posts/${one?.id}?include=labels,author`))
+  t.same(names(item), ['alpha', 'bravo', 'charlie'])
+  t.equal(item.author.name, 'Bob', 'with the built-in relations')
+  t.same(Object.keys(body(await asAnn('GET', `/posts/${two?.id}?include=labels&fields=title`))).sort(), ['id', 'labels', 'title'])
+  const list = body<{ data: Array<Titled & { labels: Named[] }> }>(await asAnn('GET', '/posts?include=labels,comments'))
+  t.same(list.data.map((post) => [post.title, names(post)]), [['one', ['alpha', 'bravo', 'charlie']], ['two', ['bravo']], ['three', []]])
+  const ofBob = body<{ data: Array<Titled & { labels: Named[] }> }>(await asAnn('GET', `/users/${bob.id}/posts?include=labels&limit=2`))
+  t.same(ofBob.data.map((post) => names(post)), [['alpha', 'bravo', 'charlie'], ['bravo']])
+  t.notOk('labels' in body(await asAnn('GET', `/posts/${three?.id}`)), 'only when asked')
+  t.match(body(await asAnn('GET', '/posts?include=tags')), { error: 'cannot include "tags"; includable: author, comments, labels, notes', field: 'include' })
+
+  const doc = body<{ paths: Record<string, any> }>(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  t.ok(doc.paths['/api/v1/posts/{id}/labels']?.get, 'the nested list is in the OpenAPI document')
+  const include = (doc.paths['/api/v1/posts']?.get.parameters as Array<{ name: string, description?: string }>).find((parameter) => parameter.name === 'include')
+  t.match(include?.description, /labels/, 'and so is the include value')
+  t.match(JSON.stringify(doc.paths['/api/v1/posts/{id}']?.get.responses['200']), /"labels"/)
+})
+
+t.test('inverse: an owner read rule narrows what every inverse shows to the caller\'s rows', async (t) => {
+  const { app, ann, asAnn, asBob, posts: [one, two], labels: [alpha] } = await labelledPosts(t)
+  const note = async (as: typeof asAnn, values: Record<string, unknown>) => body<{ id: number, text: string }>(await as('POST', '/notes', values))
+  const annsNote = await note(asAnn, { post_id: one?.id, label_id: alpha?.id, text: 'ann on one' })
+  await note(asBob, { post_id: one?.id, label_id: alpha?.id, text: 'bob on one' })
+  await note(asAnn, { post_id: two?.id, reply_to: annsNote.id, text: 'ann replies' })
+  await note(asBob, { post_id: two?.id, reply_to: annsNote.id, text: 'bob replies' })
+  const texts = (rows: Array<{ text: string }>) => rows.map((row) => row.text)
+
+  t.same(texts(body<{ data: Array<{ text: string }> }>(await asAnn('GET', `/posts/${one?.id}/notes`)).data), ['ann on one'])
+  t.same(texts(body<{ data: Array<{ text: string }> }>(await asBob('GET', `/posts/${one?.id}/notes`)).data), ['bob on one'])
+  const posts = body<{ data: Array<{ notes: Array<{ text: string }> }> }>(await asBob('GET', '/posts?include=notes&limit=2'))
+  t.same(posts.data.map((post) => texts(post.notes)), [['bob on one'], ['bob replies']])
+  t.same(texts(body<{ data: Array<{ text: string }> }>(await asBob('GET', `/users/${ann.id}/notes`)).data), [], 'Ann\'s notes are hers alone')
+  t.same(texts(body<{ notes: Array<{ text: string }> }>(await asAnn('GET', `/users/${ann.id}?include=notes`)).notes), ['ann on one', 'ann replies'])
+  t.same(texts(body<{ data: Array<{ text: string }> }>(await asBob('GET', `/labels/${alpha?.id}/notes`)).data), ['bob on one'], 'on a declared resource too')
+  const alphas = body<{ data: Array<{ name: string, notes: Array<{ text: string }> }> }>(await asAnn('GET', '/labels?include=notes&name=alpha'))
+  t.same(alphas.data.map((label) => texts(label.notes)), [['ann on one']])
+
+  // The inverse of a hasMany is the row it belongs to, and the owner rule holds there too.
+  const replies = body<{ data: Array<{ text: string, parent: { text: string } | null }> }>(await asAnn('GET', '/notes?include=parent&fields=text'))
+  t.same(replies.data.map((row) => [row.text, row.parent?.text ?? null]), [['ann on one', null], ['ann replies', 'ann on one']])
+  t.same(Object.keys(replies.data[1] ?? {}).sort(), ['id', 'parent', 'text'], 'the key it is found by is read, not shown')
+  const bobs = body<{ data: Array<{ text: string, parent: { text: string } | null }> }>(await asBob('GET', '/notes?include=parent'))
+  t.same(bobs.data.map((row) => [row.text, row.parent]), [['bob on one', null], ['bob replies', null]], 'Ann\'s note is not Bob\'s to see')
+  t.equal((await apiClient(app)('GET', `/posts/${one?.id}/notes`)).statusCode, 401)
+  const comment = body<{ id: number }>(await asAnn('POST', `/posts/${one?.id}/comments`, { text: 'nice' }))
+  await note(asAnn, { post_id: one?.id, comment_id: comment.id, text: 'ann on the comment' })
+  await note(asBob, { post_id: one?.id, comment_id: comment.id, text: 'bob on the comment' })
+  t.same(texts(body<{ data: Array<{ text: string }> }>(await asBob('GET', `/comments/${comment.id}/notes`)).data), ['bob on the comment'], 'on comments too')
+  const comments = body<{ data: Array<{ text: string, notes: Array<{ text: string }> }> }>(await asAnn('GET', `/posts/${one?.id}/comments?include=notes`))
+  t.same(comments.data.map((row) => texts(row.notes)), [['ann on the comment']])
+  t.equal((await asAnn('GET', '/comments/999999/notes')).statusCode, 404)
+})
+
+t.test('inverse: a public resource asks for a token before it shows an inverse that needs one', async (t) => {
+  const publicLabels = defineResource({ ...labels.declaration, auth: { ...labels.declaration.auth, read: 'public' } } as Parameters<typeof defineResource>[0])
+  const { app, asAnn, posts: [one], labels: [alpha] } = await labelledPosts(t, { resources: [publicLabels, notes] })
+  t.equal((await asAnn('POST', '/notes', { post_id: one?.id, label_id: alpha?.id, text: 'mine' })).statusCode, 201)
+  const anonymous = apiClient(app)
+  t.equal((await anonymous('GET', `/labels/${alpha?.id}`)).statusCode, 200, 'anyone reads a label')
+  t.equal((await anonymous('GET', `/labels/${alpha?.id}/notes`)).statusCode, 401, 'but its notes need a caller')
+  t.equal((await anonymous('GET', '/labels?include=notes')).statusCode, 401)
+  t.same(body<{ data: Array<{ text: string }> }>(await asAnn('GET', `/labels/${alpha?.id}/notes`)).data.map((row) => row.text), ['mine'])
+})
+
+t.test('inverse: a name that is not lower camel case, or that is taken on its resource, stops the start', async (t) => {
+  const representation = Type.Object({ id: Type.Integer(), name: Type.String(), post_id: Type.Integer() })
+  const base = { name: 'thing', table: 'things', representation, generated: ['id'] as Array<'id'>, writable: ['name'] as Array<'name'> }
+  const on = (inverse: string, relation: Record<string, string> = { belongsTo: 'post', key: 'post_id' }) =>
+    defineResource({ ...base, relations: { post: { ...relation, inverse } as never } })
+  t.throws(() => on('Things'), /relation post: inverse must be a lower camel case name/)
+  t.throws(() => on('the_things'), /inverse must be a lower camel case name/)
+  for (const [inverse, why] of [['comments', 'a relation of posts'], ['author', 'a relation of posts'], ['title', 'a field of posts'], ['authorId', 'a field of posts, as GraphQL names it']] as const) {
+    await t.rejects(build(t, { resources: [on(inverse)] }), new RegExp(`relation post: inverse ${inverse} is taken on post`), why)
+  }
+  await t.rejects(build(t, { resources: [labels, on('labels')] }), /inverse labels is taken on post/, 'two inverses of one name')
+  await t.rejects(build(t, { resources: [on('orders', { belongsTo: 'user', key: 'post_id' })] }), /inverse orders is taken on user/, 'a nested route of users')
+  await t.rejects(build(t, { resources: [labels, on('name', { belongsTo: 'label', key: 'post_id' })] }), /inverse name is taken on label/, 'a field of a declared resource')
+  await t.rejects(build(t, { resources: [labels, on('posts', { belongsTo: 'label', key: 'post_id' })] }), /inverse posts is taken on label/, 'a relation of a declared resource')
 })
