@@ -1,5 +1,5 @@
 import type { TSchema } from '@sinclair/typebox'
-import { resolveRelations, type RelationTarget } from './relation-targets.js'
+import { resolveRelations, type Relation, type RelationTarget } from './relation-targets.js'
 import { acceptsNull, nonNull, type Resource } from './resource.js'
 
 /** `owner_id` → `ownerId`: GraphQL names of a declared resource's REST fields. */
@@ -82,10 +82,27 @@ function subscriptionSdl (resource: Resource, type: string, filters: string[]): 
   ]
 }
 
+/** The fields `resource`'s relations add to their targets through `inverse`, as extensions of the targets' types. */
+function inverseSdl (resource: Resource, type: string, relations: readonly Relation[]): string[] {
+  return relations.flatMap((relation) => {
+    const inverse = resource.declaration.relations?.[relation.name]?.inverse
+    if (inverse === undefined) return []
+    const list = relation.kind === 'belongsTo' || relation.kind === 'manyToMany'
+    return [
+      `extend type ${targetTypeOf(relation.target)} {`,
+      list
+        ? `  ${described(`The first \`limit\` (1–100, default 20) of its ${inverse}, by id.`)}\n  ${inverse}(limit: Int): [${type}!]!`
+        : `  ${described(`The ${resource.name} that has it among its ${relation.name}.`)}\n  ${inverse}: ${type}`,
+      '}'
+    ]
+  })
+}
+
 /**
  * The GraphQL SDL of declared resources: a type per resource with its connection and inputs, and
  * its root fields as extensions of `Query` and `Mutation` — the same operations as the built-in
- * resources (`label(id)`, `labels(limit, offset)`, `labelsConnection(first, after)`, `createLabel`…).
+ * resources (`label(id)`, `labels(limit, offset)`, `labelsConnection(first, after)`, `createLabel`…),
+ * and the fields its relations' `inverse` add to other types (`extend type Post { labels … }`).
  */
 export function resourceSdl (resources: readonly Resource[]): string {
   return resources.map((resource) => {
@@ -98,11 +115,12 @@ export function resourceSdl (resources: readonly Resource[]): string {
       ...(resource.declaration.search ?? []).length > 0 ? ['q: String'] : []]
     const filterArgs = filters.length === 0 ? '' : `, ${filters.join(', ')}`
     const actions = actionSdl(resource, names.type)
+    const relations = resolveRelations(resource, resources)
     return [
       `${described(`A ${resource.name} (REST: /${resource.plural}).`)}`,
       `type ${names.type} {`,
       ...resource.columns.map((column) => field(column, !nullable(column))),
-      ...resolveRelations(resource, resources).map((relation) => relation.list
+      ...relations.map((relation) => relation.list
         ? `  ${described(`The first \`limit\` (1–100, default 20) of its ${relation.name}, by id.`)}\n  ${relation.name}(limit: Int): [${targetTypeOf(relation.target)}!]!`
         : `  ${relation.name}: ${targetTypeOf(relation.target)}`),
       '}',
@@ -132,7 +150,8 @@ export function resourceSdl (resources: readonly Resource[]): string {
       `  ${names.remove}(id: ID!): Boolean`,
       ...actions.mutations,
       '}',
-      ...subscriptionSdl(resource, names.type, filters)
+      ...subscriptionSdl(resource, names.type, filters),
+      ...inverseSdl(resource, names.type, relations)
     ].join('\n')
   }).join('\n')
 }

@@ -12,7 +12,7 @@ import type { TandemGraphqlContext as Context } from './context.js'
 import { answerOnce } from './event-answers.js'
 import { checkInput, listLimit, parseId } from './inputs.js'
 import { only, subscriptionStep } from './subscription-steps.js'
-import { declaredAnswers, type Asked } from './declared-answers.js'
+import { declaredAnswers, type Asked, type Caller } from './declared-answers.js'
 import { selectedFields } from './selection.js'
 
 type Args = Record<string, unknown>
@@ -37,11 +37,11 @@ async function callerFor (ctx: Context, rule: AccessRule): Promise<AccessUser | 
  * queries as their REST routes (rules/resource.ts, db/resource.ts); only names are translated,
  * `owner_id` ↔ `ownerId`.
  */
-export function declaredResolvers (resources: readonly Resource[]): IResolvers<any, Context> {
+export function declaredResolvers (resources: readonly Resource[], answers = declaredAnswers(resources)): IResolvers<any, Context> {
   const Query: Record<string, unknown> = {}
   const Mutation: Record<string, unknown> = {}
   const Subscription: Record<string, unknown> = {}
-  const answer = declaredAnswers(resources)
+  const { answer } = answers
   const asked = (info: GraphQLResolveInfo, nodes: Asked['nodes'] = info.fieldNodes): Asked => ({ nodes, fragments: info.fragments, variables: info.variableValues })
   for (const resource of resources) {
     const data = resourceData(resource)
@@ -49,8 +49,8 @@ export function declaredResolvers (resources: readonly Resource[]): IResolvers<a
     const names = graphqlNames(resource)
     const columnOf = new Map(resource.columns.map((column) => [camelCase(column), column]))
     // The rows as GraphQL answers, with the relations `nodes` select loaded below them.
-    const answered = async (ctx: Context, rows: PageRow[], selection: Asked, needsCaller: () => Promise<unknown> = ctx.viewer): Promise<PageRow[]> =>
-      answer(ctx.app.db, resource, rows, selection, needsCaller)
+    const answered = async (ctx: Context, rows: PageRow[], selection: Asked, caller: Caller = ctx.viewer): Promise<PageRow[]> =>
+      answer(ctx.app.db, resource, rows, selection, caller)
     const asColumns = (input: Args): Row => Object.fromEntries(Object.entries(input).map(([field, value]) => [columnOf.get(field) ?? field, value]))
     // Filter arguments as the REST query string has them, checked by the same schema.
     const filterColumns = [...resource.declaration.filters ?? [], ...(resource.declaration.search ?? []).length > 0 ? ['q'] : []]
@@ -145,8 +145,8 @@ export function declaredResolvers (resources: readonly Resource[]): IResolvers<a
         // One answer per event and selection, shared by its subscribers.
         resolve: async (payload: ResourceEventPayload, _args: Args, ctx: Context, info: GraphQLResolveInfo) =>
           // Subscribers were signed in to subscribe, and their sockets close with their tokens: the shared
-          // answer does not depend on the first subscriber's token.
-          answerOnce(payload, info, async () => (await answered(ctx, [{ ...payload.row } as PageRow], asked(info), async () => {}))[0])
+          // answer does not depend on the first subscriber's token (nor shows what owner rules keep to one).
+          answerOnce(payload, info, async () => (await answered(ctx, [{ ...payload.row } as PageRow], asked(info), async () => undefined))[0])
       }
     }
   }

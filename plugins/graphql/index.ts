@@ -16,6 +16,7 @@ import { complexityLimit, depthLimit, mutationLimit } from './limits.js'
 import { PersistedQueryStore } from './persisted.js'
 import { answersPerResponseKeyIn } from './relations.js'
 import { declaredResolvers } from './declared.js'
+import { declaredAnswers } from './declared-answers.js'
 import { resolvers } from './resolvers.js'
 import { resourceSdl } from '../../schema/resource-sdl.js'
 import type { Resource } from '../../schema/resource.js'
@@ -149,6 +150,8 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
   app.decorate('tandemGraphql', { persist: async (query: string) => store.save(query) })
   const persistedOnly = config.graphqlPersistedOnly
   const schema = `${await loadSchema(directory ?? schemaDirectory)}\n${resourceSdl(resources)}`
+  // Declared resources' answers, and the fields they add to the built-in types through `inverse`.
+  const answers = declaredAnswers(resources)
   // Only while tracing is on (plugins/tracing.ts): otherwise no wrapper and no hook of it is added.
   const tracing = app.hasDecorator('tandemTracer') ? (await import('./tracing.js')).operationTracing(app.tandemTracer, GRAPHQL_PATH) : undefined
 
@@ -230,7 +233,7 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     if (graphiql ?? (config.nodeEnv !== 'production' && !persistedOnly)) await graphiqlPage(scope)
     await scope.register(mercurius, {
       schema,
-      resolvers: mergedResolvers(resolvers(), declaredResolvers(resources)) as never,
+      resolvers: mergedResolvers(resolvers(answers.added), declaredResolvers(resources, answers)) as never,
       path: GRAPHQL_PATH,
       ...(tracing === undefined ? {} : { additionalRouteOptions: tracing.routeOptions }),
       graphiql: false,

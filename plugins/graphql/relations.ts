@@ -7,6 +7,7 @@ import { linkedRows, links, relationsAsJson, type Link, type NestedRelation } fr
 import { commentList } from '../../db/comments.js'
 import { postList } from '../../db/posts.js'
 import { userList } from '../../db/users.js'
+import type { AccessUser } from '../auth.js'
 import { listLimit } from './inputs.js'
 import { fieldsByColumn, isLoadedType, renamedColumns, selectedColumns, selectedFields, type Fragments, type LoadedType } from './selection.js'
 
@@ -37,6 +38,35 @@ const relations: Record<LoadedType, Readonly<Record<string, Relation>>> = {
     author: { type: 'User', link: links.authorOf, order: userList.columns },
     post: { type: 'Post', link: links.postOfComment, order: postList.columns }
   }
+}
+
+/**
+ * Relation fields that declared resources add to the built-in types through `inverse` (`Post.labels`):
+ * the planner reads the columns they are found by, and once the built-in relations of a level are
+ * loaded, `load` adds them (./declared-answers.ts: one statement per field and level).
+ */
+export interface AddedFields {
+  /** For each type, its added fields and the column each is found by (`id`, or a belongsTo's key). */
+  readonly keys: ReadonlyMap<string, ReadonlyMap<string, string>>
+  load: (db: Db, type: LoadedType, rows: Row[], field: string, asked: { nodes: readonly FieldNode[], fragments: Fragments, variables: Variables }, caller: () => Promise<AccessUser | undefined>) => Promise<void>
+}
+
+/** Added fields, with who asks: the caller their targets' read rules look at (undefined: none, as for a shared subscription answer). */
+export interface Additions {
+  fields: AddedFields
+  caller: () => Promise<AccessUser | undefined>
+}
+
+/** The columns the added fields that `fields` select on `type` are found by. */
+function addedKeys (type: LoadedType, fields: ReadonlyMap<string, unknown>, added: AddedFields | undefined): string[] {
+  const keys = added?.keys.get(type)
+  if (keys === undefined) return []
+  const wanted: string[] = []
+  for (const field of fields.keys()) {
+    const key = keys.get(field)
+    if (key !== undefined) wanted.push(key)
+  }
+  return wanted
 }
 
 /** What rows of `type` must read besides their shown fields: the columns their selected relations are found by. */
@@ -131,26 +161,28 @@ const responseKey = (node: FieldNode): string => node.alias?.value ?? node.name.
  * Response keys of one field that disagree further down (`a: author { posts(limit: 1) }` and
  * `b: author { posts(limit: 2) }`) get a fetch each, so that each has rows of its own.
  */
-function planFor (type: LoadedType, nodes: readonly FieldNode[], fragments: Fragments, variables: Variables): Plan {
+function planFor (type: LoadedType, nodes: readonly FieldNode[], fragments: Fragments, variables: Variables, added?: AddedFields): Plan {
   const plan: Fetch[] = []
   for (const [field, fieldNodes] of selectedFields(nodes, fragments)) {
     const relation = relations[type][field]
     if (relation === undefined) continue
     const fetches: Fetch[] = []
     for (const [limit, asked] of groupBy(fieldNodes, (node) => limitOf(node, variables) ?? undefined)) {
-      const below = planFor(relation.type, asked, fragments, variables)
+      const below = planFor(relation.type, asked, fragments, variables, added)
       const split = hasPerResponseKey(below) ? [...groupBy(asked, responseKey).values()] : [asked]
       for (const group of split) {
         const shown = selectedFields(group, fragments)
+        // Added fields are loaded after this statement, from the rows it answers: they show their keys.
+        const keys = addedKeys(relation.type, shown, added)
         fetches.push({
           field,
           relation,
           limit,
           responseKeys: [...new Set(group.map(responseKey))],
-          columns: selectedColumns(shown, relation.type, relation.order, keysOf(relation.type, shown, alwaysOf(relation))),
-          shown: selectedColumns(shown, relation.type, relation.order, []),
+          columns: selectedColumns(shown, relation.type, relation.order, [...keysOf(relation.type, shown, alwaysOf(relation)), ...keys]),
+          shown: selectedColumns(shown, relation.type, relation.order, keys),
           perResponseKey: false,
-          below: split.length === 1 ? below : planFor(relation.type, group, fragments, variables)
+          below: split.length === 1 ? below : planFor(relation.type, group, fragments, variables, added)
         })
       }
     }
@@ -227,32 +259,70 @@ function rowsAt (value: unknown, path: readonly string[], rows: Row[]): void {
 }
 
 interface Planned { entry: Entry, plan: Plan }
-// Without variables a field's plan is always the same: worked out once per field of a document.
+// Without variables a field's plan is always the same: worked out once per field of a document
+// (added fields are the application's, and a document is parsed for one application).
 const plansOfFields = new WeakMap<readonly FieldNode[], Planned[]>()
 
-function plansOf (info: GraphQLResolveInfo): Planned[] {
+function plansOf (info: GraphQLResolveInfo, added: AddedFields | undefined): Planned[] {
   const known = plansOfFields.get(info.fieldNodes)
   if (known !== undefined) return known
   const planned = entries(getNamedType(info.returnType), info.fieldNodes, info.fragments)
-    .map((entry) => ({ entry, plan: planFor(entry.type, entry.nodes, info.fragments, info.variableValues) }))
+    .map((entry) => ({ entry, plan: planFor(entry.type, entry.nodes, info.fragments, info.variableValues, added) }))
   if ((info.operation.variableDefinitions?.length ?? 0) === 0) plansOfFields.set(info.fieldNodes, planned)
   return planned
+}
+
+/** The rows a relation field holds in `rows`, each once (answers per response key included). */
+function childrenOf (rows: readonly Row[], field: string): Row[] {
+  const children = new Set<Row>()
+  const add = (value: unknown): void => {
+    if (Array.isArray(value)) for (const child of value as Row[]) children.add(child)
+    else if (value !== null && value !== undefined) children.add(value as Row)
+  }
+  for (const row of rows) {
+    const value = row[field]
+    if (typeof value === 'function') for (const answer of (value as PerResponseKey).answers.values()) add(answer)
+    else add(value)
+  }
+  return [...children]
+}
+
+/**
+ * Loads the added fields that `nodes` select, on `rows` of `type` and on the built-in rows below
+ * them, once the built-in relations are: one call of `load` per added field and level.
+ */
+async function loadAdded (db: Db, type: LoadedType, nodes: readonly FieldNode[], fragments: Fragments, variables: Variables, rows: Row[], additions: Additions): Promise<void> {
+  if (rows.length === 0) return
+  const keys = additions.fields.keys.get(type)
+  const loads: Array<Promise<void>> = []
+  for (const [field, fieldNodes] of selectedFields(nodes, fragments)) {
+    if (keys?.has(field) === true) {
+      loads.push(additions.fields.load(db, type, rows, field, { nodes: fieldNodes, fragments, variables }, additions.caller))
+      continue
+    }
+    const relation = relations[type][field]
+    if (relation !== undefined) loads.push(loadAdded(db, relation.type, fieldNodes, fragments, variables, childrenOf(rows, field), additions))
+  }
+  await Promise.all(loads)
 }
 
 /**
  * Loads, into a root field's answer, every relation its selection asks below it — in one statement
  * answering JSON (`runAsOne`), or, when answers go by response key, level by level with one statement
  * per relation field and level (`run`) — and gives every row its GraphQL field names, so that
- * no field below a root needs a resolver (graphql-jit then reads plain properties). Returns the answer.
+ * no field below a root needs a resolver (graphql-jit then reads plain properties). Fields that
+ * declared resources add (`additions`) are loaded after, level by level. Returns the answer.
  * See PERFORMANCE-DECISIONS.md, 'Relations loaded by the root fields, by plan'.
  */
-export async function withRelations<T> (db: Db, info: GraphQLResolveInfo, answer: T): Promise<T> {
-  for (const { entry, plan } of plansOf(info)) {
+export async function withRelations<T> (db: Db, info: GraphQLResolveInfo, answer: T, additions?: Additions): Promise<T> {
+  const added = additions === undefined || additions.fields.keys.size === 0 ? undefined : additions
+  for (const { entry, plan } of plansOf(info, added?.fields)) {
     const rows: Row[] = []
     rowsAt(answer, entry.path, rows)
     rename(entry.type, rows)
     if (hasPerResponseKey(plan)) await run(db, plan, rows)
     else await runAsOne(db, plan, rows)
+    if (added !== undefined) await loadAdded(db, entry.type, entry.nodes, info.fragments, info.variableValues, rows, added)
   }
   return answer
 }
@@ -262,11 +332,13 @@ export async function withRelations<T> (db: Db, info: GraphQLResolveInfo, answer
  * columns), the built-in relations that `nodes` select below them, and gives them their GraphQL
  * field names: as `withRelations` does below a root field.
  */
-export async function withRelationsBelow (db: Db, type: LoadedType, nodes: readonly FieldNode[], fragments: Fragments, variables: Variables, rows: Row[]): Promise<void> {
+export async function withRelationsBelow (db: Db, type: LoadedType, nodes: readonly FieldNode[], fragments: Fragments, variables: Variables, rows: Row[], additions?: Additions): Promise<void> {
   rename(type, rows)
-  const plan = planFor(type, nodes, fragments, variables)
+  const added = additions === undefined || additions.fields.keys.size === 0 ? undefined : additions
+  const plan = planFor(type, nodes, fragments, variables, added?.fields)
   if (hasPerResponseKey(plan)) await run(db, plan, rows)
   else await runAsOne(db, plan, rows)
+  if (added !== undefined) await loadAdded(db, type, nodes, fragments, variables, rows, added)
 }
 
 function hasPerResponseKey (plan: Plan): boolean {

@@ -16,7 +16,7 @@ import type { TandemGraphqlContext } from './context.js'
 import { answerOnce } from './event-answers.js'
 import { only, subscriptionStep } from './subscription-steps.js'
 import { checkInput, listLimit, parseId } from './inputs.js'
-import { withRelations } from './relations.js'
+import { withRelations, type AddedFields } from './relations.js'
 
 type Context = TandemGraphqlContext
 type Args = Record<string, unknown>
@@ -51,24 +51,30 @@ type CommentAdded = TandemEventMap['commentAdded']
  * and hand their answer to `withRelations` (./relations.ts), which loads the relations the query
  * asks below them (one statement for all of them, whatever the number of parents) and
  * renames columns to fields (`created_at` → `createdAt`) by the one map in ./selection.ts.
+ * `added` are the fields declared resources add to the built-in types through `inverse`.
  */
-export function resolvers (): IResolvers<any, Context> {
+export function resolvers (added?: AddedFields): IResolvers<any, Context> {
+  // Relations read as the caller; a subscription's shared answer as nobody (see ./declared-answers.ts).
+  const loaded = async <T>(ctx: Context, info: Info, answer: T): Promise<T> =>
+    withRelations(ctx.app.db, info, answer, added === undefined ? undefined : { fields: added, caller: ctx.viewer })
+  const shared = async <T>(ctx: Context, info: Info, answer: T): Promise<T> =>
+    withRelations(ctx.app.db, info, answer, added === undefined ? undefined : { fields: added, caller: async () => undefined })
   return {
     DateTime,
     Query: {
       async user (_root, args: Args, ctx: Context, info: Info) {
         await ctx.viewer()
-        return withRelations(ctx.app.db, info, await findUser(ctx.app.db, parseId(args.id, 'id')) ?? null)
+        return loaded(ctx, info, await findUser(ctx.app.db, parseId(args.id, 'id')) ?? null)
       },
       async users (_root, args: Args, ctx: Context, info: Info) {
         await ctx.viewer()
         const limit = args.limit as number | undefined ?? undefined
         const offset = args.offset as number | undefined ?? undefined
-        return withRelations(ctx.app.db, info, await userRows(ctx.app.db, { limit, offset }))
+        return loaded(ctx, info, await userRows(ctx.app.db, { limit, offset }))
       },
       async post (_root, args: Args, ctx: Context, info: Info) {
         await ctx.viewer()
-        return withRelations(ctx.app.db, info, await findPost(ctx.app.db, parseId(args.id, 'id')) ?? null)
+        return loaded(ctx, info, await findPost(ctx.app.db, parseId(args.id, 'id')) ?? null)
       },
       async usersConnection (_root, args: Args, ctx: Context, info: Info) {
         await ctx.viewer()
@@ -78,7 +84,7 @@ export function resolvers (): IResolvers<any, Context> {
         // No filters: its cursors are those of `GET /users`.
         const edges = page.data.map((node) => ({ cursor: cursorAfterId({ secret, filters: {} }, node.id), node }))
         const hasNextPage = 'pagination' in page && page.pagination.hasMore
-        return withRelations(ctx.app.db, info, { edges, pageInfo: { hasNextPage, endCursor: edges[edges.length - 1]?.cursor ?? null } })
+        return loaded(ctx, info, { edges, pageInfo: { hasNextPage, endCursor: edges[edges.length - 1]?.cursor ?? null } })
       }
     },
     Mutation: {
@@ -86,14 +92,14 @@ export function resolvers (): IResolvers<any, Context> {
         const input = checkInput<{ name: string, email: string, password?: string }>(CreateUserBody, args.input as Input)
         // The same per-address limits as POST /users.
         if (ctx.app.hasDecorator('limitAttempts')) await ctx.app.limitAttempts(ctx.reply.request, ctx.reply, 'signUp', input.email)
-        return withRelations(ctx.app.db, info, await signUp(ctx.app.db, input))
+        return loaded(ctx, info, await signUp(ctx.app.db, input))
       },
       async updateUser (_root, args: Args, ctx: Context, info: Info) {
         const viewer = await ctx.viewer()
         const input = checkInput<AccountChanges>(PatchUserBody, args.input as Input)
         const user = await changeUser(ctx.app, viewer, parseId(args.id, 'id'), input)
         if (user === undefined) throw notFound('user')
-        return withRelations(ctx.app.db, info, user)
+        return loaded(ctx, info, user)
       },
       async deleteUser (_root, args: Args, ctx: Context) {
         const viewer = await ctx.viewer()
@@ -106,7 +112,7 @@ export function resolvers (): IResolvers<any, Context> {
         const input = checkInput<{ title: string, content: string }>(ReplacePostBody, fields)
         const post = await createPost(ctx.app.db, { authorId, ...input })
         tellSubscribers(ctx.app, 'postCreated', { post: post as PostCreated['post'] & Post })
-        return withRelations(ctx.app.db, info, post)
+        return loaded(ctx, info, post)
       },
       async createComment (_root, args: Args, ctx: Context, info: Info) {
         const viewer = await ctx.viewer()
@@ -116,7 +122,7 @@ export function resolvers (): IResolvers<any, Context> {
         const comment = await createComment(ctx.app.db, { postId, authorId: viewer.sub, text })
         if (comment === undefined) throw notFound('post')
         tellSubscribers(ctx.app, 'commentAdded', { comment: comment as CommentAdded['comment'] & Comment })
-        return withRelations(ctx.app.db, info, comment)
+        return loaded(ctx, info, comment)
       },
       async login (_root, args: Args, ctx: Context) {
         // The same brute-force limits as POST /auth/login, per IP and per account.
@@ -133,7 +139,7 @@ export function resolvers (): IResolvers<any, Context> {
           return only(events, ({ post }) => authorId === undefined || Number(post.author_id) === authorId)
         }),
         // The event is shared by every subscriber; the relations loaded into it are shared by those with the same selection.
-        resolve: async (event: PostCreated, _args: Args, ctx: Context, info: Info) => answerOnce(event, info, async () => withRelations(ctx.app.db, info, { ...event.post }))
+        resolve: async (event: PostCreated, _args: Args, ctx: Context, info: Info) => answerOnce(event, info, async () => shared(ctx, info, { ...event.post }))
       },
       commentAdded: {
         subscribe: async (_root: unknown, args: Args, ctx: Context) => subscriptionStep(async () => {
@@ -142,7 +148,7 @@ export function resolvers (): IResolvers<any, Context> {
           const events = await ctx.pubsub.subscribe<CommentAdded>('commentAdded')
           return only(events, ({ comment }) => Number(comment.post_id) === postId)
         }),
-        resolve: async (event: CommentAdded, _args: Args, ctx: Context, info: Info) => answerOnce(event, info, async () => withRelations(ctx.app.db, info, { ...event.comment }))
+        resolve: async (event: CommentAdded, _args: Args, ctx: Context, info: Info) => answerOnce(event, info, async () => shared(ctx, info, { ...event.comment }))
       }
     }
   }

@@ -723,3 +723,63 @@ t.test('inverse: a name that is not lower camel case, or that is taken on its re
   await t.rejects(build(t, { resources: [labels, on('name', { belongsTo: 'label', key: 'post_id' })] }), /inverse name is taken on label/, 'a field of a declared resource')
   await t.rejects(build(t, { resources: [labels, on('posts', { belongsTo: 'label', key: 'post_id' })] }), /inverse posts is taken on label/, 'a relation of a declared resource')
 })
+
+t.test('inverse in GraphQL: Post.labels, loaded one statement per level for any number of posts', async (t) => {
+  const recorded = recordSql(await testDb())
+  const { app, ann, bob, posts } = await labelledPosts(t, { db: recorded.db })
+  const counted = async (query: string, headers = ann.headers) => {
+    recorded.statements.length = 0
+    const res = await graphql(app, query, { headers })
+    return { res, statements: recorded.statements.filter((statement) => !/revoked_tokens|persisted_queries|login_failures/.test(statement)).length }
+  }
+  const nested = await counted('{ users { name posts { title labels { name } } } }')
+  t.same(nested.res.errors, undefined)
+  t.same(nested.res.data?.users, [
+    { name: 'Ann', posts: [] },
+    { name: 'Bob', posts: [{ title: 'one', labels: [{ name: 'alpha' }, { name: 'bravo' }, { name: 'charlie' }] }, { title: 'two', labels: [{ name: 'bravo' }] }, { title: 'three', labels: [] }] }
+  ])
+  t.ok(nested.statements <= 3, `users, their posts, the posts' labels: ${nested.statements}`)
+
+  const through = await counted('{ labels(limit: 2) { name posts { title labels(limit: 1) { name owner { name } } } } }')
+  t.same(through.res.data?.labels, [
+    { name: 'alpha', posts: [{ title: 'one', labels: [{ name: 'alpha', owner: { name: 'Ann' } }] }] },
+    { name: 'bravo', posts: [{ title: 'one', labels: [{ name: 'alpha', owner: { name: 'Ann' } }] }, { title: 'two', labels: [{ name: 'bravo', owner: { name: 'Ann' } }] }] }
+  ])
+  t.ok(through.statements <= 4, `labels, posts, labels, owners: ${through.statements}`)
+
+  const one = await counted(`{ post(id: "${posts[0]?.id}") { title author { name } labels(limit: 2) { name } comments { text } } }`)
+  t.same(one.res.data, { post: { title: 'one', author: { name: 'Bob' }, labels: [{ name: 'alpha' }, { name: 'bravo' }], comments: [] } })
+  t.ok(one.statements <= 3, `the post, its author and comments, its labels: ${one.statements}`)
+  const keys = await graphql(app, '{ users { a: posts(limit: 1) { labels { name } } b: posts(limit: 2) { title labels { name } } } }', { headers: bob.headers })
+  t.same(keys.data?.users[1], { a: [{ labels: [{ name: 'alpha' }, { name: 'bravo' }, { name: 'charlie' }] }], b: [{ title: 'one', labels: [{ name: 'alpha' }, { name: 'bravo' }, { name: 'charlie' }] }, { title: 'two', labels: [{ name: 'bravo' }] }] }, 'answers per response key')
+
+  const made = await graphql(app, `mutation { createPost(input: {title: "fresh", content: "c", authorId: "${bob.id}"}) { title labels { name } } }`, { headers: bob.headers })
+  t.same(made.data, { createPost: { title: 'fresh', labels: [] } })
+  t.same(errorCodes(await graphql(app, '{ users { posts { a: labels(limit: 1) { name } b: labels(limit: 2) { name } } } }', { headers: ann.headers })), ['BAD_USER_INPUT'])
+  t.same(errorCodes(await graphql(app, `{ post(id: "${posts[0]?.id}") { labels(limit: 101) { name } } }`, { headers: ann.headers })), ['BAD_USER_INPUT'])
+  const costly = await graphql(app, '{ users(limit: 100) { posts(limit: 100) { labels(limit: 100) { name } } } }', { headers: ann.headers })
+  t.same(errorCodes(costly), ['COMPLEXITY_LIMIT_EXCEEDED'], 'Post.labels counts as a list field')
+  t.same(errorCodes(await graphql(app, '{ users { posts { labels { name } } } }')), ['UNAUTHENTICATED'])
+})
+
+t.test('inverse in GraphQL: owner read rules narrow to the caller\'s rows, and a public type asks for a token', async (t) => {
+  const publicLabels = defineResource({ ...labels.declaration, auth: { ...labels.declaration.auth, read: 'public' } } as Parameters<typeof defineResource>[0])
+  const { app, ann, bob, asAnn, asBob, posts: [one], labels: [alpha] } = await labelledPosts(t, { resources: [publicLabels, notes] })
+  const first = body<{ id: number }>(await asAnn('POST', '/notes', { post_id: one?.id, label_id: alpha?.id, text: 'ann' }))
+  await asBob('POST', '/notes', { post_id: one?.id, label_id: alpha?.id, reply_to: first.id, text: 'bob' })
+  const query = `{ post(id: "${one?.id}") { notes { text } } label(id: "${alpha?.id}") { notes { text parent { text } } } users { name notes { text } } notes { text parent { text } } }`
+  t.same((await graphql(app, query, { headers: ann.headers })).data, {
+    post: { notes: [{ text: 'ann' }] },
+    label: { notes: [{ text: 'ann', parent: null }] },
+    users: [{ name: 'Ann', notes: [{ text: 'ann' }] }, { name: 'Bob', notes: [] }],
+    notes: [{ text: 'ann', parent: null }]
+  })
+  t.same((await graphql(app, query, { headers: bob.headers })).data, {
+    post: { notes: [{ text: 'bob' }] },
+    label: { notes: [{ text: 'bob', parent: null }] },
+    users: [{ name: 'Ann', notes: [] }, { name: 'Bob', notes: [{ text: 'bob' }] }],
+    notes: [{ text: 'bob', parent: null }]
+  }, 'Ann\'s note is not Bob\'s to see, even as the one his replies')
+  t.same((await graphql(app, '{ labels { name } }')).data, { labels: [{ name: 'alpha' }, { name: 'bravo' }, { name: 'charlie' }] }, 'anyone reads the labels')
+  t.same(errorCodes(await graphql(app, '{ labels { notes { text } } }')), ['UNAUTHENTICATED'], 'but not their notes')
+})
