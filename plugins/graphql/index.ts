@@ -233,7 +233,7 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     if (graphiql ?? (config.nodeEnv !== 'production' && !persistedOnly)) await graphiqlPage(scope)
     await scope.register(mercurius, {
       schema,
-      resolvers: mergedResolvers(resolvers(answers.added), declaredResolvers(resources, answers)) as never,
+      resolvers: mergedResolvers(resolvers(answers.added.keys.size === 0 ? undefined : answers.added), declaredResolvers(resources, answers)) as never,
       path: GRAPHQL_PATH,
       ...(tracing === undefined ? {} : { additionalRouteOptions: tracing.routeOptions }),
       graphiql: false,

@@ -780,6 +780,10 @@ t.test('inverse in GraphQL: owner read rules narrow to the caller\'s rows, and a
     users: [{ name: 'Ann', notes: [] }, { name: 'Bob', notes: [{ text: 'bob' }] }],
     notes: [{ text: 'bob', parent: null }]
   }, 'Ann\'s note is not Bob\'s to see, even as the one his replies')
+  const comment = body<{ id: number }>(await asBob('POST', `/posts/${one?.id}/comments`, { text: 'nice' }))
+  await asAnn('POST', '/notes', { post_id: one?.id, comment_id: comment.id, text: 'ann on the comment' })
+  const onComments = await graphql(app, `{ post(id: "${one?.id}") { comments { text notes { text } } } }`, { headers: ann.headers })
+  t.same(onComments.data, { post: { comments: [{ text: 'nice', notes: [{ text: 'ann on the comment' }] }] } }, 'Comment.notes below a built-in relation')
   t.same((await graphql(app, '{ labels { name } }')).data, { labels: [{ name: 'alpha' }, { name: 'bravo' }, { name: 'charlie' }] }, 'anyone reads the labels')
   t.same(errorCodes(await graphql(app, '{ labels { notes { text } } }')), ['UNAUTHENTICATED'], 'but not their notes')
 })
