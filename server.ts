@@ -44,15 +44,15 @@ try {
     await settle(db)
     await db.destroy()
   })
-  const host = config.resourcesModule === undefined ? {} : await (await import('./app/resources-module.js')).loadResourcesModule(config.resourcesModule)
-  await app.register(tandem, { ...config, ...host, db, rootHandlers: true })
+  await app.register(tandem, { ...config, db, rootHandlers: true })
   await app.ready()
   if (await loadDemoData(app.db, await hashPassword(DEMO_PASSWORD))) {
     app.log.info(`empty database: loaded the demo data set (users such as ada@example.com, password "${DEMO_PASSWORD}")`)
   }
   await app.listen({ host: config.host, port: config.port })
 } catch (error) {
-  const message = error instanceof Error ? error.message : String(error)
+  // One line, whatever the message (GraphQL's schema errors, say, span several).
+  const message = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ')
   process.stderr.write(`tandem: cannot start: ${message}\n`)
   await app.close().catch(() => {})
   process.exit(1)

@@ -13,14 +13,19 @@ export interface HostResources {
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null
 
-/** A `defineResource` result is kept; a plain declaration is declared here, with the same checks. */
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? ''
+
+/**
+ * A plain declaration, or a `defineResource` result (made by any copy of the package), declared
+ * again here: whatever the module holds goes through the same checks.
+ */
 function asResource (entry: unknown, index: number, path: string): Resource {
   if (!isObject(entry)) throw new ConfigError(`${path}: resources[${index}] is not a resource or a declaration`)
-  if (isObject(entry.declaration) && isObject(entry.schemas)) return entry as unknown as Resource
+  const declaration = isObject(entry.declaration) ? entry.declaration : entry
   try {
-    return defineResource(entry as unknown as ResourceDeclaration)
+    return defineResource(declaration as unknown as ResourceDeclaration)
   } catch (error) {
-    throw new ConfigError(`${path}: ${(error as Error).message}`)
+    throw new ConfigError(`${path}: ${messageOf(error)}`)
   }
 }
 
@@ -33,7 +38,7 @@ export async function loadResourcesModule (path: string): Promise<HostResources>
   try {
     exported = await import(pathToFileURL(resolve(path)).href) as Record<string, unknown>
   } catch (error) {
-    throw new ConfigError(`RESOURCES_MODULE ${path} could not be loaded: ${(error as Error).message.split('\n')[0] ?? ''}`)
+    throw new ConfigError(`RESOURCES_MODULE ${path} could not be loaded: ${messageOf(error)}`)
   }
   if (!Array.isArray(exported.resources)) throw new ConfigError(`RESOURCES_MODULE ${path} must export an array \`resources\``)
   const resources = exported.resources.map((entry: unknown, index) => asResource(entry, index, path))

@@ -15,8 +15,9 @@ import health from '../plugins/health.js'
 import rateLimiting from '../plugins/rate-limit.js'
 import security from '../plugins/security.js'
 import openapi from '../plugins/openapi.js'
-import type { Resource } from '../schema/resource.js'
+import { assertDistinct, type Resource } from '../schema/resource.js'
 import overload from '../plugins/overload.js'
+import { loadResourcesModule } from './resources-module.js'
 import { restApi } from './rest.js'
 import tracing from '../plugins/tracing.js'
 
@@ -53,6 +54,15 @@ export interface TandemPluginOptions extends TandemOptions {
   security?: boolean
 }
 
+/** The host's resources: given as options, or in the module `resourcesModule` names (never both). */
+async function hostResources (options: Pick<TandemPluginOptions, 'resources' | 'migrations'>, resourcesModule: string | undefined): Promise<Pick<TandemPluginOptions, 'resources' | 'migrations'>> {
+  if (resourcesModule === undefined) return { resources: options.resources, migrations: options.migrations }
+  if (options.resources !== undefined || options.migrations !== undefined) {
+    throw new ConfigError('invalid configuration: give resources and migrations, or resourcesModule, not both')
+  }
+  return loadResourcesModule(resourcesModule)
+}
+
 /**
  * Everything at once: configuration, database, `/health` and `/ready`, access tokens, rate limiting,
  * the REST API under `/api` and GraphQL at `/graphql`, and OpenTelemetry traces when asked for. What
@@ -62,8 +72,10 @@ export interface TandemPluginOptions extends TandemOptions {
  * await app.register(tandem, { databaseUrl: process.env.DATABASE_URL })
  */
 async function tandem (app: FastifyInstance, options: TandemPluginOptions): Promise<void> {
-  const { db, rootHandlers, openapi: withOpenApi, graphql: withGraphql, resources, migrations, tracing: traced, security: withSecurity, ...rest } = options
+  const { db, rootHandlers, openapi: withOpenApi, graphql: withGraphql, tracing: traced, security: withSecurity, resources: given, migrations: givenMigrations, ...rest } = options
   const config = useConfig(app, rest)
+  const { resources, migrations } = await hostResources({ resources: given, migrations: givenMigrations }, config.resourcesModule)
+  assertDistinct(resources ?? [])
   // First, so that every hook and route after it is traced.
   if (traced === true || (traced === undefined && config.otelExporterOtlpEndpoint !== undefined)) await app.register(tracing)
   else if (typeof traced === 'object') await app.register(tracing, { tracerProvider: traced })

@@ -17,6 +17,8 @@ export const resources = [{
   auth: { read: 'authenticated' }
 }]
 
+// The bench database is kept between runs, and a migration that ran is not run again: a change to
+// this table needs a migration of a new name.
 export const migrations = {
   '0001_bench_notes': {
     async up (db: Kysely<any>) {

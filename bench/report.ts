@@ -58,7 +58,7 @@ function ratio (a: CaseResult | undefined, b: CaseResult | undefined): number | 
 
 const rounded = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits
 
-export const REST_READS = ['floor-first-page', 'floor-first-page-jwt', 'floor-first-page-limited', 'rest-first-page', 'rest-deep-keyset', 'rest-second-page', 'rest-first-page-desc', 'rest-deep-offset', 'rest-products', 'rest-include-posts']
+export const REST_READS = ['floor-first-page', 'floor-first-page-jwt', 'floor-first-page-limited', 'rest-first-page', 'rest-declared-first-page', 'rest-deep-keyset', 'rest-second-page', 'rest-first-page-desc', 'rest-deep-offset', 'rest-products', 'rest-include-posts']
 
 export function ratiosToBaseline (cases: CaseResult[]): Record<string, number> {
   const ratios: Record<string, number> = {}

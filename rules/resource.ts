@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { AccessUser } from '../plugins/auth.js'
 import { forbidden } from '../schema/errors.js'
-import { tellSubscribers } from './events.js'
+import { tellDeclaredSubscribers } from './events.js'
 import type { Relation } from '../schema/relation-targets.js'
 import type { AccessRule, Resource, ResourceEvent } from '../schema/resource.js'
 
@@ -82,7 +82,7 @@ export interface ResourceEventPayload { row: Record<string, unknown> }
 export function announce (app: FastifyInstance, resource: Resource, event: ResourceEvent, row: Record<string, unknown>): void {
   if (!(resource.declaration.events ?? []).includes(event)) return
   const payload: ResourceEventPayload = { row }
-  tellSubscribers(app, topicOf(resource, event), payload)
+  tellDeclaredSubscribers(app, topicOf(resource, event), payload)
 }
 
 /** Whether a subscriber may hear of `row`: the read rule, with owner rules narrowing to the caller's rows. */

@@ -1,5 +1,6 @@
 // RESOURCES_MODULE: the server serves a host's resources from a module, with no host application.
 import t from 'tap'
+import { build } from '../helpers/app.js'
 import { spawnServer, startServer } from '../helpers/processes.js'
 
 t.test('a module\'s declarations and migrations are served in both styles', async (t) => {
@@ -16,7 +17,9 @@ t.test('a module\'s declarations and migrations are served in both styles', asyn
 for (const [module, message] of [
   ['test/app/fixtures/missing.mjs', /RESOURCES_MODULE test\/app\/fixtures\/missing\.mjs could not be loaded/],
   ['test/app/fixtures/no-resources.mjs', /must export an array `resources`/],
-  ['test/app/fixtures/bad-declaration.mjs', /bad-declaration\.mjs: defineResource\("note"\): writable names title/]
+  ['test/app/fixtures/bad-declaration.mjs', /bad-declaration\.mjs: defineResource\("note"\): writable names title/],
+  ['test/app/fixtures/clashing.mjs', /defineResource\("memo"\): notes is taken by the resource "note"/],
+  ['test/app/fixtures/built-in-plural.mjs', /defineResource\("member"\): the plural users is taken by a built-in resource/]
 ] as const) {
   t.test(`a module that cannot be served stops the start with one line: ${module}`, async (t) => {
     const { code, stderr } = await spawnServer(t, { JWT_SECRET: 'a-secret-of-sixteen-chars', RESOURCES_MODULE: module, PORT: '0' }).exited
@@ -25,3 +28,9 @@ for (const [module, message] of [
     t.equal(stderr.trim().split('\n').length, 1, 'one line')
   })
 }
+
+t.test('tandem takes resourcesModule as an option too, and refuses it beside resources', async (t) => {
+  const app = await build(t, { resourcesModule: 'test/app/fixtures/notes.mjs' })
+  t.match((await app.inject({ url: '/api/v1/notes' })).json(), { data: [{ text: 'first note' }] })
+  await t.rejects(build(t, { resourcesModule: 'test/app/fixtures/notes.mjs', resources: [] }), /resources and migrations, or resourcesModule, not both/)
+})

@@ -13,7 +13,8 @@ async function within3s<T> (answer: Promise<T>): Promise<T | 'no answer'> {
 
 for (const [bus, emit] of [
   ['never answers (a stalled Redis)', (() => {}) as unknown as Emit],
-  ['fails', ((_message, done) => { done?.(new Error('the bus is down')) }) as Emit]
+  ['fails', ((_message, done) => { done?.(new Error('the bus is down')) }) as Emit],
+  ['throws while it is told (a listener or an encoder that throws)', (() => { throw new Error('could not encode') }) as unknown as Emit]
 ] as const) {
   t.test(`a post is created in both styles while the event bus ${bus}`, async (t) => {
     const app = await build(t)
