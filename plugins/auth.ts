@@ -5,7 +5,6 @@ import jwt from '@fastify/jwt'
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { ensureAdmin, findLoginAccount, recentLoginFailures, recordLoginFailure, type LoginAccount, type Role } from '../db/auth.js'
-import { recordTokenLifetime } from '../db/revoked-tokens.js'
 import { forbidden, TandemError, tooManyFor, unauthenticated } from '../schema/errors.js'
 import type { TandemOptions } from '../schema/options.js'
 import { ConfigError, useConfig } from './config.js'
@@ -157,8 +156,7 @@ async function auth (app: FastifyInstance, options: TandemOptions): Promise<void
     verify: { algorithms: ['HS256'], allowedIss: ISSUER, cache: VERIFIED_TOKENS_REMEMBERED }
   })
 
-  await recordTokenLifetime(app.db, expiresIn)
-  const revocations = new RevocationList(app.db, app.log)
+  const revocations = new RevocationList(app.db, app.log, expiresIn)
   await revocations.start()
   app.addHook('onClose', async () => { await revocations.close() })
 

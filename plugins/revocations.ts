@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/connect.js'
-import { isRevoked, revocationsSince, revokeToken, userOfRow } from '../db/revoked-tokens.js'
+import { isRevoked, recordTokenLifetime, revocationsSince, revokeToken, userOfRow } from '../db/revoked-tokens.js'
 
 /** How often each instance reads the revocations made by the others. */
 export const REFRESH_MS = 1_000
@@ -28,10 +28,14 @@ export class RevocationList {
   #timer: NodeJS.Timeout | undefined
   #running: Promise<void> | undefined
   readonly #listeners = new Set<() => void>()
+  readonly #tokenLifetime: number
+  #lifetimeRecorded = false
 
-  constructor (db: Db, log: FastifyBaseLogger) {
+  /** `tokenLifetime`: this instance's access-token lifetime in seconds, recorded with the first poll that reaches the database. */
+  constructor (db: Db, log: FastifyBaseLogger, tokenLifetime: number) {
     this.#db = db
     this.#log = log
+    this.#tokenLifetime = tokenLifetime
   }
 
   /** Loads the current list and starts polling. A database that is down does not stop the start: `has` asks it until it answers. */
@@ -82,6 +86,10 @@ export class RevocationList {
   /** Reads the revocations made since the last poll and forgets expired ones. */
   async refresh (): Promise<void> {
     const startedAt = Date.now()
+    if (!this.#lifetimeRecorded) {
+      await recordTokenLifetime(this.#db, this.#tokenLifetime)
+      this.#lifetimeRecorded = true
+    }
     const since = this.#newest === undefined ? undefined : new Date(this.#newest.getTime() - OVERLAP_MS)
     const rows = await revocationsSince(this.#db, since)
     for (const row of rows) {

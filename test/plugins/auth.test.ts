@@ -355,7 +355,7 @@ t.test('passwords and tokens never reach the log', async (t) => {
 
 t.test('the revocation list asks PostgreSQL itself when its copy is stale', async (t) => {
   const app = await build(t)
-  const list = new RevocationList(app.db, app.log)
+  const list = new RevocationList(app.db, app.log, 900)
   await list.start()
   t.teardown(() => list.close())
   const token = { jti: randomUUID(), sub: 7, ver: 0 }
