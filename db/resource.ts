@@ -1,14 +1,15 @@
 import type { TSchema } from '@sinclair/typebox'
 import { sql, type Kysely } from 'kysely'
 import type { Relation } from '../schema/relation-targets.js'
-import { acceptsNull, type Resource } from '../schema/resource.js'
+import { unprocessable } from '../schema/errors.js'
+import { acceptsNull, type FilterOperator, type Resource, type ResourceFilter } from '../schema/resource.js'
 import { commentList } from './comments.js'
 import type { Db } from './connect.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
 import { paginate, parseFields, selectColumns, type BaseQuery, type Filter, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
 import { postList } from './posts.js'
 import { EMBEDDED_LIMIT, firstChildren, firstThrough, rowsById } from './relations.js'
-import { searchFilter } from './search.js'
+import { searchFilter, searchedText } from './search.js'
 import { inTransaction } from './transaction.js'
 import type { Database } from './types.js'
 import { userList } from './users.js'
@@ -42,6 +43,23 @@ export interface ResourceData {
 
 const equals = (column: string): Filter => ({ where: (query, value) => query.where(sql.ref(column), '=', value) })
 
+/** The condition of one declared filter; the value is only ever bound as a parameter. */
+function filterOn (column: string, op: FilterOperator): Filter {
+  if (op === 'positive') return { where: (query, value) => query.where(sql<boolean>`(${sql.ref(column)} > 0) = ${value}`) }
+  return { where: (query, value) => query.where(sql.ref(column), op, value) }
+}
+
+/** A lower bound above an upper bound of the same field leaves nothing to find: 422 naming the lower one. */
+function checkRanges (filters: readonly ResourceFilter[], given: Record<string, unknown>): void {
+  for (const lower of filters.filter(({ op }) => op === '>=' || op === '>')) {
+    for (const upper of filters.filter(({ field, op }) => field === lower.field && (op === '<=' || op === '<'))) {
+      const low = given[lower.name]
+      const high = given[upper.name]
+      if (typeof low === 'number' && typeof high === 'number' && low > high) throw unprocessable(`${lower.name} must not be above ${upper.name}`, lower.name)
+    }
+  }
+}
+
 // The host's table is unknown to Tandem's `Database` type: queries on it are typed by the
 // declaration's representation instead, checked when the declaration is made.
 const untyped = (db: Db): Kysely<any> => db as unknown as Kysely<any>
@@ -50,12 +68,9 @@ const untyped = (db: Db): Kysely<any> => db as unknown as Kysely<any>
 export function resourceData (resource: Resource): ResourceData {
   const { table, columns, declaration } = resource
   const filters: Record<string, Filter> = {}
-  for (const field of declaration.filters ?? []) filters[field] = equals(field)
+  for (const { name, field, op } of resource.filters) filters[name] = filterOn(field, op)
   if (declaration.owner !== undefined) filters[OWNER_FILTER] = equals(declaration.owner)
-  if ((declaration.search ?? []).length > 0) {
-    const searched = (declaration.search ?? []).map((field) => sql`coalesce(${sql.ref(field)}::text, '')`)
-    filters.q = searchFilter(sql<string>`(${sql.join(searched, sql` || ' ' || `)})`)
-  }
+  if ((declaration.search ?? []).length > 0) filters.q = searchFilter(searchedText(declaration.search ?? []))
   const list = {
     table,
     columns,
@@ -66,7 +81,10 @@ export function resourceData (resource: Resource): ResourceData {
 
   return {
     list,
-    page: async (db, params, context) => paginate(db, list, params, context),
+    async page (db, params, context) {
+      checkRanges(resource.filters, context.filters)
+      return await paginate(db, list, params, context)
+    },
     async find (db, id, fields, owner) {
       let query = untyped(db).selectFrom(table).where('id', '=', id) as unknown as BaseQuery
       if (owner !== undefined) query = query.where(sql.ref(declaration.owner as string), '=', owner)

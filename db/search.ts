@@ -19,6 +19,15 @@ export function ilike (expression: RawBuilder<string>, pattern: unknown): RawBui
   return sql<boolean>`${expression} ilike ${pattern}`
 }
 
+/**
+ * What `q` searches in a declared resource's `fields`: `coalesce(a::text, '') || ' ' || coalesce(b::text, '')`,
+ * the expression its trigram index must be built on.
+ */
+export function searchedText (fields: readonly string[]): RawBuilder<string> {
+  const each = fields.map((field) => sql`coalesce(${sql.ref(field)}::text, '')`)
+  return sql<string>`(${sql.join(each, sql` || ' ' || `)})`
+}
+
 /** A list filter on the words of `expression`, for a `ListSpec`. */
 export function searchFilter (expression: RawBuilder<string>): Filter {
   return {

@@ -36,7 +36,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
   const selection = selectionWith(resource.schemas.item, relations)
   const schemas = { ...resource.schemas, selection, list: ListOf(selection) }
   const tags = [plural]
-  const filterNames = [...resource.declaration.filters ?? [], ...(resource.declaration.search ?? []).length > 0 ? ['q'] : []]
+  const filterNames = [...resource.filters.map(({ name }) => name), ...(resource.declaration.search ?? []).length > 0 ? ['q'] : []]
   const withAuth = (rule: AccessRule, transaction = false): RouteShorthandOptions['config'] => {
     const config: Record<string, unknown> = {}
     const authRule = routeAuth(rule)
@@ -152,7 +152,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
 
     app.delete(`/${plural}/:id`, {
       config: withAuth(auth.delete),
-      schema: { tags, summary: `Delete a ${resource.name}`, params: IdParams, querystring: WriteQuery, response: { 204: NoContent, ...errors(400, 401, 403, 404, 412, 429) } }
+      schema: { tags, summary: `Delete a ${resource.name}`, params: IdParams, querystring: WriteQuery, response: { 204: NoContent, ...errors(400, 401, 403, 404, 409, 412, 422, 429) } }
     }, async (request, reply) => {
       const row = await writes.remove(app.db, (request.params as Params).id, request.user, check(request, 'delete'))
       if (row === undefined) throw notFound(resource.name)

@@ -1,6 +1,6 @@
 import type { TSchema } from '@sinclair/typebox'
 import { resolveRelations, type Relation, type RelationTarget } from './relation-targets.js'
-import { acceptsNull, nonNull, type Resource } from './resource.js'
+import { acceptsNull, nonNull, type Resource, type ResourceFilter } from './resource.js'
 
 /** `owner_id` → `ownerId`: GraphQL names of a declared resource's REST fields. */
 export const camelCase = (name: string): string => name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
@@ -67,10 +67,9 @@ function actionSdl (resource: Resource, type: string): { inputs: string[], mutat
   return { inputs, mutations }
 }
 
-function subscriptionSdl (resource: Resource, type: string, filters: string[]): string[] {
+function subscriptionSdl (resource: Resource, type: string, equality: string[]): string[] {
   const events = resource.declaration.events ?? []
   if (events.length === 0) return []
-  const equality = filters.filter((filter) => !filter.startsWith('q:'))
   const args = equality.length === 0 ? '' : `(${equality.join(', ')})`
   return [
     'extend type Subscription {',
@@ -103,19 +102,26 @@ function inverseSdl (resource: Resource, type: string, relations: readonly Relat
  * its root fields as extensions of `Query` and `Mutation` — the same operations as the built-in
  * resources (`label(id)`, `labels(limit, offset)`, `labelsConnection(first, after)`, `createLabel`…),
  * and the fields its relations' `inverse` add to other types (`extend type Post { labels … }`).
+ * `known` are every resource their relations may reach (default: `resources`).
  */
-export function resourceSdl (resources: readonly Resource[]): string {
+export function resourceSdl (resources: readonly Resource[], known: readonly Resource[] = resources): string {
   return resources.map((resource) => {
     const names = graphqlNames(resource)
     const field = (column: string, required: boolean) => `  ${camelCase(column)}: ${scalarOf(resource, column)}${required ? '!' : ''}`
     const properties = resource.representation.properties
     const nullable = (column: string) => acceptsNull(properties[column] as TSchema)
     const writable = resource.declaration.writable
-    const filters = [...(resource.declaration.filters ?? []).map((column) => `${camelCase(column)}: ${scalarOf(resource, column)}`),
-      ...(resource.declaration.search ?? []).length > 0 ? ['q: String'] : []]
+    const argument = ({ name, field, op }: ResourceFilter) => `${camelCase(name)}: ${op === 'positive' ? 'Boolean' : scalarOf(resource, field)}`
+    const equality = resource.filters.filter(({ op }) => op === '=').map(argument)
+    const filters = [...resource.filters.map(argument), ...(resource.declaration.search ?? []).length > 0 ? ['q: String'] : []]
+    // A create may leave out a field with a default: GraphQL shows the default.
+    const defaultOf = (column: string) => {
+      const given = (properties[column] as { default?: unknown }).default
+      return given === undefined ? '' : ` = ${JSON.stringify(given)}`
+    }
     const filterArgs = filters.length === 0 ? '' : `, ${filters.join(', ')}`
     const actions = actionSdl(resource, names.type)
-    const relations = resolveRelations(resource, resources)
+    const relations = resolveRelations(resource, known)
     return [
       `${described(`A ${resource.name} (REST: /${resource.plural}).`)}`,
       `type ${names.type} {`,
@@ -127,7 +133,7 @@ export function resourceSdl (resources: readonly Resource[]): string {
       `type ${names.edge} {\n  cursor: String!\n  node: ${names.type}!\n}`,
       `type ${names.connection} {\n  edges: [${names.edge}!]!\n  pageInfo: PageInfo!\n}`,
       `input ${names.createInput} {`,
-      ...writable.map((column) => field(column, !nullable(column))),
+      ...writable.map((column) => `${field(column, !nullable(column) && defaultOf(column) === '')}${defaultOf(column)}`),
       '}',
       `input ${names.updateInput} {`,
       ...writable.map((column) => field(column, false)),
@@ -150,7 +156,7 @@ export function resourceSdl (resources: readonly Resource[]): string {
       `  ${names.remove}(id: ID!): Boolean`,
       ...actions.mutations,
       '}',
-      ...subscriptionSdl(resource, names.type, filters),
+      ...subscriptionSdl(resource, names.type, equality),
       ...inverseSdl(resource, names.type, relations)
     ].join('\n')
   }).join('\n')

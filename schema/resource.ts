@@ -11,6 +11,30 @@ export type ResourceEvent = 'created' | 'updated' | 'deleted'
 type Field<R extends TObject> = Extract<keyof Static<R>, string>
 
 /**
+ * How a list filter compares its field with the value a request gives: `=` (equality); `>=`, `>`,
+ * `<=`, `<` (a bound of a range); or `positive`, which takes a boolean: `true` keeps the rows whose
+ * field is above 0, `false` the others.
+ */
+export type FilterOperator = '=' | '>=' | '>' | '<=' | '<' | 'positive'
+
+/** A list filter with a name of its own. @example { field: 'price', op: '>=' } */
+export interface FilterDeclaration<F extends string = string> {
+  /** The field it looks at. */
+  field: F
+  /** Default `=`. */
+  op?: FilterOperator
+  /** What OpenAPI says of the parameter. Default: one derived from the field and the operator. */
+  description?: string
+}
+
+/** A declared resource's list filter: the query parameter (and, camelCased, the GraphQL argument) `name`. */
+export interface ResourceFilter {
+  readonly name: string
+  readonly field: string
+  readonly op: FilterOperator
+}
+
+/**
  * How a declared resource reaches another (a declared one, or the built-in `user`, `post`,
  * `comment`): `belongsTo` (this row's `key` names the other's id), `hasMany` and `hasOne` (the
  * other's `key` names this row's id), `manyToMany` through a join table (`key` names this row,
@@ -42,14 +66,25 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
   generated: ReadonlyArray<Field<R>>
   /** The column that names the owning user: set to the caller on create, what `owner` rules look at. */
   owner?: Field<R>
-  /** Fields of POST/PUT/PATCH bodies. A field whose schema accepts null may be left out of a create (it is then null). */
+  /**
+   * Fields of POST/PUT/PATCH bodies. A field whose schema accepts null may be left out of a create
+   * or a PUT (it is then null); one whose schema has a `default` may be left out of a create (it
+   * then takes the default), but a PUT must give it, so that a replace never resets it by accident.
+   */
   writable: ReadonlyArray<Field<R>>
   /** Fields lists may be sorted by (`id` always may). */
   sort?: ReadonlyArray<Field<R>>
-  /** Equality filters of lists (`?owner_id=3`). */
-  filters?: ReadonlyArray<Field<R>>
+  /**
+   * Filters of lists: equality on these fields (`['owner_id']`: `?owner_id=3`), or filters by name,
+   * each a field and an operator (`FilterOperator`): `{ category: { field: 'category' }, price_min:
+   * { field: 'price', op: '>=' }, in_stock: { field: 'stock', op: 'positive' } }`. A lower bound
+   * above an upper bound of the same field (`price_min=50&price_max=10`) is a 422 naming the lower.
+   */
+  filters?: ReadonlyArray<Field<R>> | Readonly<Record<string, FilterDeclaration<Field<R>>>>
   /** Text fields `q=` searches (give them a trigram index in the migration). */
   search?: ReadonlyArray<Field<R>>
+  /** What `PATCH {}` (and an empty GraphQL update) does: `refused` (400) or `unchanged` (the row as it is). Default: `refused`. */
+  emptyPatch?: 'refused' | 'unchanged'
   /** Who may do what. Default: `authenticated` reads and creates, `ownerOrAdmin` (or `admin` without an owner) changes. */
   auth?: Partial<Record<ResourceAction, AccessRule>>
   /** Other resources this one reaches: `include=` embeds them, and lists of them are served under `/{plural}/{id}/{relation}`. */
@@ -78,6 +113,8 @@ export interface Resource<R extends TObject = TObject> {
   /** Columns of the representation, `id` first. */
   readonly columns: readonly string[]
   readonly auth: Readonly<Record<ResourceAction, AccessRule>>
+  /** The list filters, in the declaration's order (an equality filter is named after its field). */
+  readonly filters: readonly ResourceFilter[]
   readonly schemas: {
     /** The whole representation: what writes answer. */
     item: TObject
@@ -99,6 +136,7 @@ const NAME = /^[a-z][a-zA-Z0-9]*$/
 const LIST_PARAMETERS = ['limit', 'cursor', 'page', 'offset', 'sort', 'order', 'total', 'fields', 'include', 'q', 'version', 'first', 'after']
 // The built-in resources' names and the GraphQL types of the schema that a declared type would collide with.
 const TAKEN_NAMES = ['user', 'post', 'comment', 'product', 'order', 'profile', 'dateTime', 'pageInfo', 'authPayload', 'query', 'mutation', 'subscription']
+const OPERATORS: readonly FilterOperator[] = ['=', '>=', '>', '<=', '<', 'positive']
 const KINDS = ['belongsTo', 'hasMany', 'hasOne', 'manyToMany'] as const
 const camelCased = (name: string): string => name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/
@@ -119,6 +157,30 @@ export function acceptsNull (schema: TSchema): boolean {
 
 function check (condition: boolean, declaration: { name: string }, message: string): asserts condition {
   if (!condition) throw new Error(`defineResource(${JSON.stringify(declaration.name)}): ${message}`)
+}
+
+/** The schema without its `default`: only a create fills a field in; a PATCH, a filter or an answer never does. */
+function withoutDefault (schema: TSchema): TSchema {
+  if (!('default' in schema)) return schema
+  const { default: _default, ...rest } = schema
+  return rest as TSchema
+}
+
+/** The declaration's filters, one per query parameter. */
+function filtersOf (declared: ReadonlyArray<string> | Readonly<Record<string, FilterDeclaration>> = []): ResourceFilter[] {
+  if (Array.isArray(declared)) return declared.map((field: string) => ({ name: field, field, op: '=' }))
+  return Object.entries(declared as Readonly<Record<string, FilterDeclaration>>).map(([name, filter]) => ({ name, field: filter.field, op: filter.op ?? '=' }))
+}
+
+const BOUNDS: Partial<Record<FilterOperator, string>> = { '>=': 'Lowest', '>': 'Above', '<=': 'Highest', '<': 'Below' }
+
+/** The query parameter of one filter: the field's own schema, or a boolean for `positive`. */
+function filterSchema (filter: ResourceFilter, field: TSchema, description: string | undefined): TSchema {
+  if (filter.op === 'positive') return Type.Boolean({ description: description ?? `\`true\`: only those whose ${filter.field} is above 0; \`false\`: the others.` })
+  const schema = withoutDefault(nonNull(field))
+  const bound = BOUNDS[filter.op]
+  const said = description ?? (bound === undefined ? undefined : `${bound} ${filter.field}${filter.op.endsWith('=') ? ', inclusive' : ''}.`)
+  return said === undefined ? schema : { ...schema, description: said }
 }
 
 /**
@@ -144,7 +206,8 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   known(declaration.generated, 'generated')
   known(declaration.writable, 'writable')
   known(declaration.sort, 'sort')
-  known(declaration.filters, 'filters')
+  const filters = filtersOf(declaration.filters)
+  known(filters.map((filter) => filter.field), 'filters')
   known(declaration.search, 'search')
   known(declaration.owner === undefined ? [] : [declaration.owner], 'owner')
   check(declaration.generated.includes('id' as Field<R>), declaration, '`id` must be generated')
@@ -153,7 +216,15 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     check(field !== declaration.owner, declaration, `${field} is the owner: it is set to the caller, never written`)
   }
   check(declaration.writable.length > 0, declaration, 'at least one field must be writable')
-  for (const filter of declaration.filters ?? []) check(!LIST_PARAMETERS.includes(filter), declaration, `a filter cannot be named ${filter}: lists take a parameter of that name`)
+  for (const { name: filter, field, op } of filters) {
+    check(IDENTIFIER.test(filter), declaration, `filter ${filter} must be a lower-case identifier`)
+    check(!LIST_PARAMETERS.includes(filter), declaration, `a filter cannot be named ${filter}: lists take a parameter of that name`)
+    check(OPERATORS.includes(op), declaration, `filter ${filter}: unknown operator ${JSON.stringify(op)} (operators are ${OPERATORS.join(' ')})`)
+    const type = (nonNull(properties[field] as TSchema) as { type?: unknown }).type
+    if (op === 'positive') check(type === 'integer' || type === 'number', declaration, `filter ${filter}: positive needs a number field, and ${field} is not one`)
+    else if (op !== '=') check(type === 'integer' || type === 'number' || type === 'string', declaration, `filter ${filter}: ${op} needs a number, text or date field, and ${field} is none of them`)
+  }
+  check(declaration.emptyPatch === undefined || declaration.emptyPatch === 'refused' || declaration.emptyPatch === 'unchanged', declaration, 'emptyPatch must be refused or unchanged')
   const fieldNames = columns.map(camelCased)
   for (const [relation, declared] of Object.entries(declaration.relations ?? {})) {
     check(NAME.test(relation) && !Object.hasOwn(properties, relation) && !fieldNames.includes(relation), declaration, `relation ${relation} must be a lower camel case name that is not a field`)
@@ -182,11 +253,15 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   }
   check(declaration.owner === undefined || auth.create !== 'public', declaration, 'create cannot be public when the owner is the caller')
 
-  const pick = (fields: readonly string[]): TProperties => Object.fromEntries(fields.map((field) => [field, properties[field] as TSchema]))
+  const pick = (fields: readonly string[]): TProperties => Object.fromEntries(fields.map((field) => [field, withoutDefault(properties[field] as TSchema)]))
   const writable = pick(declaration.writable)
-  const createProperties = Object.fromEntries(Object.entries(writable).map(([field, schema]) => [field, acceptsNull(schema) ? Type.Optional(schema) : schema]))
+  const optionalIf = (leftOut: (schema: TSchema) => boolean) => (schema: TSchema) => leftOut(schema) ? Type.Optional(schema) : schema
+  // A create's fields with their defaults, which the body's validation fills in.
+  const createProperties = Object.fromEntries(declaration.writable.map((field) => [field, optionalIf((schema) => acceptsNull(schema) || 'default' in schema)(properties[field] as TSchema)]))
+  const replaceProperties = Object.fromEntries(Object.entries(writable).map(([field, schema]) => [field, optionalIf(acceptsNull)(schema)]))
   const selection = Selectable(pick(columns.filter((column) => column !== 'id')))
-  const filters = Object.fromEntries((declaration.filters ?? []).map((field) => [field, Type.Optional(nonNull(properties[field] as TSchema))]))
+  const filterDescriptions = Array.isArray(declaration.filters) ? {} : declaration.filters as Readonly<Record<string, FilterDeclaration>> | undefined ?? {}
+  const filterParameters = Object.fromEntries(filters.map((filter) => [filter.name, Type.Optional(filterSchema(filter, properties[filter.field] as TSchema, filterDescriptions[filter.name]?.description))]))
   const sort = [...new Set(['id', ...(declaration.sort ?? [])])]
 
   return Object.freeze({
@@ -197,14 +272,15 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     table,
     columns,
     auth: Object.freeze(auth),
+    filters: Object.freeze(filters.map((filter) => Object.freeze(filter))),
     schemas: {
       item: Type.Object(pick(columns), { additionalProperties: false }),
       selection,
       list: ListOf(selection),
-      listQuery: ListQuery(sort, filters),
+      listQuery: ListQuery(sort, filterParameters),
       create: Type.Object(createProperties, { additionalProperties: false }),
-      replace: Type.Object(createProperties, { additionalProperties: false }),
-      patch: Type.Partial(Type.Object(writable), { additionalProperties: false, minProperties: 1 })
+      replace: Type.Object(replaceProperties, { additionalProperties: false }),
+      patch: Type.Partial(Type.Object(writable), { additionalProperties: false, ...declaration.emptyPatch === 'unchanged' ? {} : { minProperties: 1 } })
     }
   })
 }

@@ -53,13 +53,15 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
       answer(ctx.app.db, resource, rows, selection, caller)
     const asColumns = (input: Args): Row => Object.fromEntries(Object.entries(input).map(([field, value]) => [columnOf.get(field) ?? field, value]))
     // Filter arguments as the REST query string has them, checked by the same schema.
-    const filterColumns = [...resource.declaration.filters ?? [], ...(resource.declaration.search ?? []).length > 0 ? ['q'] : []]
+    // An ID filter (`…_id`) comes as text, and the query string's schema wants the integer.
+    const idFilters = new Set(resource.filters.filter(({ field, op }) => op !== 'positive' && scalarOf(resource, field) === 'ID').map(({ name }) => name))
+    const filterNames = [...resource.filters.map(({ name }) => name), ...(resource.declaration.search ?? []).length > 0 ? ['q'] : []]
     const listContext = (ctx: Context, args: Args, caller: AccessUser | undefined) => {
       const filters: Row = {}
-      for (const column of filterColumns) {
-        const value = args[camelCase(column)]
+      for (const name of filterNames) {
+        const value = args[camelCase(name)]
         if (value === undefined || value === null) continue
-        filters[column] = column !== 'q' && scalarOf(resource, column) === 'ID' ? parseId(value, camelCase(column)) : value
+        filters[name] = idFilters.has(name) ? parseId(value, camelCase(name)) : value
       }
       checkInput(resource.schemas.listQuery, filters)
       const owner = readableOwner(resource, caller)
@@ -68,10 +70,10 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
     }
 
     // A subscription's equality filters, as [column, value] (ids parsed).
-    const subscriberFilters = (args: Args): Array<[string, unknown]> => (resource.declaration.filters ?? []).flatMap((column) => {
-      const value = args[camelCase(column)]
+    const subscriberFilters = (args: Args): Array<[string, unknown]> => resource.filters.filter(({ op }) => op === '=').flatMap(({ name, field }) => {
+      const value = args[camelCase(name)]
       if (value === undefined || value === null) return []
-      return [[column, scalarOf(resource, column) === 'ID' ? parseId(value, camelCase(column)) : value]]
+      return [[field, idFilters.has(name) ? parseId(value, camelCase(name)) : value]]
     })
 
     Query[names.one] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
