@@ -2,6 +2,9 @@ import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import * as routes from '../routes/index.js'
 import type { Resource } from '../schema/resource.js'
+import { declaredRoutes } from '../routes/resource.js'
+import { builtInResources } from '../rules/built-in-resources.js'
+import { products } from '../rules/products.js'
 import { restScope } from './rest.js'
 
 /** Options of each resource's routes plugin; the path prefix is Fastify's own `prefix`. */
@@ -73,11 +76,12 @@ export const commentsRoutes = mountable('tandem-comments-routes', routes.comment
 export const profilesRoutes = mountable('tandem-profiles-routes', routes.profilesRoutes)
 
 /**
- * `GET /products` and `GET /products/:id` for anyone; writes for administrators.
+ * `GET /products` and `GET /products/:id` for anyone; writes for administrators: the routes of the
+ * products' declaration (rules/products.ts), as a declared resource of a host's would have them.
  * @example
  * await app.register(productsRoutes, { prefix: '/api/v1', rateLimit: false })
  */
-export const productsRoutes = mountable('tandem-products-routes', routes.productsRoutes)
+export const productsRoutes = mountable('tandem-products-routes', declaredRoutes(products, builtInResources))
 
 /**
  * `POST /orders` (stock taken in the same transaction), `GET /orders/:id`, `GET /users/:id/orders`

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifySchema } from 'fastify'
 import { resourceRoutes } from '../routes/index.js'
 import { declaredRoutes } from '../routes/resource.js'
+import { servedResources } from '../rules/built-in-resources.js'
 import type { Resource } from '../schema/resource.js'
 import { validatorCompiler } from '../plugins/ajv.js'
 import { errorHandler, notFoundHandler } from '../plugins/errors.js'
@@ -24,14 +25,16 @@ export async function restScope (scope: FastifyInstance, options: { rateLimit?: 
 }
 
 /**
- * The resource style under `/api`: canonical `/api/v1/...`, and the unversioned `/api/...`
+ * The resource style under `/api`: the built-in resources and the host's declared `resources`, at
+ * canonical `/api/v1/...`, and the unversioned `/api/...`
  * negotiated by `Accept` or `?version=`. Its error and not-found handlers answer in the
  * contract's shape without touching the host application's own.
  */
 export async function restApi (app: FastifyInstance, resources: readonly Resource[] = []): Promise<void> {
+  const served = servedResources(resources)
   const routes: FastifyPluginAsync = async (version) => {
-    await version.register(resourceRoutes, { resources })
-    for (const resource of resources) await version.register(declaredRoutes(resource, resources))
+    await version.register(resourceRoutes, { resources: served })
+    for (const resource of served) await version.register(declaredRoutes(resource, served))
   }
   await app.register(async (api) => {
     // /health and /ready are outside this scope and never limited.

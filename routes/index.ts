@@ -4,20 +4,18 @@ import authRoutes from './auth.js'
 import commentsRoutes from './comments.js'
 import ordersRoutes from './orders.js'
 import postsRoutes from './posts.js'
-import productsRoutes from './products.js'
 import profilesRoutes from './profiles.js'
 import usersRoutes from './users.js'
 
-export { authRoutes, commentsRoutes, ordersRoutes, postsRoutes, productsRoutes, profilesRoutes, usersRoutes }
+export { authRoutes, commentsRoutes, ordersRoutes, postsRoutes, profilesRoutes, usersRoutes }
 
 /**
- * Every resource's REST routes, to be mounted under a version prefix. `resources` are the declared
- * ones, whose `inverse` relations users, posts and comments serve too.
+ * The REST routes of every resource not declared with `defineResource`, to be mounted under a version
+ * prefix. `resources` are the declared ones, whose `inverse` relations users, posts and comments serve too.
  */
 export const resourceRoutes: FastifyPluginAsync<{ resources?: readonly Resource[] }> = async (app, { resources }) => {
   await app.register(authRoutes)
   await app.register(usersRoutes, { resources })
-  await app.register(productsRoutes)
   await app.register(ordersRoutes)
   await app.register(postsRoutes, { resources })
   await app.register(commentsRoutes, { resources })

@@ -134,8 +134,10 @@ export type RowOf<T> = T extends Resource<infer R> ? Static<R> : never
 const NAME = /^[a-z][a-zA-Z0-9]*$/
 // Query parameters and GraphQL arguments of every list: a filter of the same name would shadow them.
 const LIST_PARAMETERS = ['limit', 'cursor', 'page', 'offset', 'sort', 'order', 'total', 'fields', 'include', 'q', 'version', 'first', 'after']
-// The built-in resources' names and the GraphQL types of the schema that a declared type would collide with.
-const TAKEN_NAMES = ['user', 'post', 'comment', 'product', 'order', 'profile', 'dateTime', 'pageInfo', 'authPayload', 'query', 'mutation', 'subscription']
+// The names of the built-in resources not declared yet, and the GraphQL types of the schema that a
+// declared type would collide with. The declared built-ins' names are taken when they are served
+// (rules/built-in-resources.ts), as any two resources' are.
+const TAKEN_NAMES = ['user', 'post', 'comment', 'order', 'profile', 'dateTime', 'pageInfo', 'authPayload', 'query', 'mutation', 'subscription']
 const OPERATORS: readonly FilterOperator[] = ['=', '>=', '>', '<=', '<', 'positive']
 const KINDS = ['belongsTo', 'hasMany', 'hasOne', 'manyToMany'] as const
 const camelCased = (name: string): string => name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())

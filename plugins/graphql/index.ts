@@ -18,6 +18,7 @@ import { answersPerResponseKeyIn } from './relations.js'
 import { declaredResolvers } from './declared.js'
 import { declaredAnswers } from './declared-answers.js'
 import { resolvers } from './resolvers.js'
+import { servedResources } from '../../rules/built-in-resources.js'
 import { resourceSdl } from '../../schema/resource-sdl.js'
 import type { Resource } from '../../schema/resource.js'
 import { loadSchema, schemaDirectory } from './schema.js'
@@ -149,9 +150,12 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
   const store = new PersistedQueryStore(app.db, { cacheSize: persistedQueryCacheSize, learntLimit: persistedQueryLimit, learntBytes: persistedQueryBytes })
   app.decorate('tandemGraphql', { persist: async (query: string) => store.save(query) })
   const persistedOnly = config.graphqlPersistedOnly
-  const schema = `${await loadSchema(directory ?? schemaDirectory)}\n${resourceSdl(resources)}`
+  // The declared resources' SDL comes from their declarations, the built-in ones' too (readable as
+  // files in schema/graphql/declared/, which the tests check against them).
+  const served = servedResources(resources)
+  const schema = `${await loadSchema(directory ?? schemaDirectory)}\n${resourceSdl(served)}`
   // Declared resources' answers, and the fields they add to the built-in types through `inverse`.
-  const answers = declaredAnswers(resources)
+  const answers = declaredAnswers(served)
   // Only while tracing is on (plugins/tracing.ts): otherwise no wrapper and no hook of it is added.
   const tracing = app.hasDecorator('tandemTracer') ? (await import('./tracing.js')).operationTracing(app.tandemTracer, GRAPHQL_PATH) : undefined
 
@@ -233,7 +237,7 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     if (graphiql ?? (config.nodeEnv !== 'production' && !persistedOnly)) await graphiqlPage(scope)
     await scope.register(mercurius, {
       schema,
-      resolvers: mergedResolvers(resolvers(answers.added.keys.size === 0 ? undefined : answers.added), declaredResolvers(resources, answers)) as never,
+      resolvers: mergedResolvers(resolvers(answers.added.keys.size === 0 ? undefined : answers.added), declaredResolvers(served, answers)) as never,
       path: GRAPHQL_PATH,
       ...(tracing === undefined ? {} : { additionalRouteOptions: tracing.routeOptions }),
       graphiql: false,

@@ -66,4 +66,5 @@ t.test('a mistaken filter or option fails at start, naming the mistake', async (
   t.throws(declare({ filters: { Long: { field: 'pages', op: '>=' } } }), /filter Long must be a lower-case identifier/)
   t.throws(declare({ filters: { limit: { field: 'pages', op: '<=' } } }), /a filter cannot be named limit/)
   t.throws(declare({ emptyPatch: 'ignored' }), /emptyPatch must be refused or unchanged/)
+  t.doesNotThrow(declare({ name: 'product' }), 'a built-in declared resource\'s name is refused when served, not here')
 })

@@ -1,0 +1,36 @@
+// The built-in resources that are declared with `defineResource`, and the one list every transport
+// serves: theirs, then the host's.
+import type { Resource } from '../schema/resource.js'
+import { graphqlNames, resourceSdl } from '../schema/resource-sdl.js'
+import { products } from './products.js'
+
+/** Tandem's own declared resources, served before any host's. */
+export const builtInResources: readonly Resource[] = [products]
+
+/**
+ * The built-in declared resources followed by the host's `resources`: what REST and GraphQL serve.
+ * Throws when one takes the name or the path (plural) of a resource before it: the built-ins' names
+ * are taken by them, not by a list in `defineResource`.
+ */
+export function servedResources (resources: readonly Resource[] = []): readonly Resource[] {
+  const served: Resource[] = []
+  for (const resource of [...builtInResources, ...resources]) {
+    const taken = served.find((before) => before.name === resource.name || before.plural === resource.plural)
+    if (taken !== undefined) {
+      const by = builtInResources.includes(taken) ? 'a built-in resource' : 'another declared resource'
+      const what = taken.name === resource.name ? `the name ${resource.name}` : `the path /${resource.plural}`
+      throw new Error(`defineResource(${JSON.stringify(resource.name)}): ${what} is taken by ${by}`)
+    }
+    served.push(resource)
+  }
+  return served
+}
+
+/**
+ * The SDL of each built-in declared resource as its declaration gives it, and the file in
+ * schema/graphql/declared/ that shows it (`Product.graphql`): written by `npm run sdl`, checked by
+ * the tests. GraphQL itself builds the same SDL from the declarations as it starts.
+ */
+export function builtInSdlFiles (): Array<{ file: string, sdl: string }> {
+  return builtInResources.map((resource) => ({ file: `${graphqlNames(resource).type}.graphql`, sdl: `${resourceSdl([resource], builtInResources)}\n` }))
+}
