@@ -15,8 +15,9 @@ import health from '../plugins/health.js'
 import rateLimiting from '../plugins/rate-limit.js'
 import security from '../plugins/security.js'
 import openapi from '../plugins/openapi.js'
-import { assertDistinct, type Resource } from '../schema/resource.js'
+import type { Resource } from '../schema/resource.js'
 import overload from '../plugins/overload.js'
+import { servedResources } from '../rules/built-in-resources.js'
 import { loadResourcesModule } from './resources-module.js'
 import { restApi } from './rest.js'
 import tracing from '../plugins/tracing.js'
@@ -75,7 +76,8 @@ async function tandem (app: FastifyInstance, options: TandemPluginOptions): Prom
   const { db, rootHandlers, openapi: withOpenApi, graphql: withGraphql, tracing: traced, security: withSecurity, resources: given, migrations: givenMigrations, ...rest } = options
   const config = useConfig(app, rest)
   const { resources, migrations } = await hostResources({ resources: given, migrations: givenMigrations }, config.resourcesModule)
-  assertDistinct(resources ?? [])
+  // Before anything else starts: a resource that takes another's name or path stops the start here.
+  servedResources(resources)
   // First, so that every hook and route after it is traced.
   if (traced === true || (traced === undefined && config.otelExporterOtlpEndpoint !== undefined)) await app.register(tracing)
   else if (typeof traced === 'object') await app.register(tracing, { tracerProvider: traced })

@@ -7,6 +7,9 @@ import { products } from './products.js'
 /** Tandem's own declared resources, served before any host's. */
 export const builtInResources: readonly Resource[] = [products]
 
+// The paths of the built-in resources still written by hand (their names are refused by defineResource).
+const HAND_WRITTEN_PATHS = ['users', 'posts', 'comments', 'orders', 'profiles', 'auth']
+
 /**
  * The built-in declared resources followed by the host's `resources`: what REST and GraphQL serve.
  * Throws when one takes the name or the path (plural) of a resource before it: the built-ins' names
@@ -15,6 +18,7 @@ export const builtInResources: readonly Resource[] = [products]
 export function servedResources (resources: readonly Resource[] = []): readonly Resource[] {
   const served: Resource[] = []
   for (const resource of [...builtInResources, ...resources]) {
+    if (HAND_WRITTEN_PATHS.includes(resource.plural)) throw new Error(`defineResource(${JSON.stringify(resource.name)}): the path /${resource.plural} is taken by a built-in resource`)
     const taken = served.find((before) => before.name === resource.name || before.plural === resource.plural)
     if (taken !== undefined) {
       const by = builtInResources.includes(taken) ? 'a built-in resource' : 'another declared resource'

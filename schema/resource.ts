@@ -286,22 +286,3 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     }
   })
 }
-
-// The built-in resources' paths and GraphQL list fields: a declared plural of the same name would take them.
-const BUILT_IN_PLURALS = ['users', 'posts', 'comments', 'products', 'orders', 'profiles', 'auth']
-
-/**
- * Refuses, at start, resources that would serve the same paths or GraphQL names: two of one name or
- * plural, or a plural a built-in resource has.
- */
-export function assertDistinct (resources: readonly Resource[]): void {
-  const seen = new Map<string, string>()
-  for (const resource of resources) {
-    if (BUILT_IN_PLURALS.includes(resource.plural)) throw new Error(`defineResource(${JSON.stringify(resource.name)}): the plural ${resource.plural} is taken by a built-in resource`)
-    for (const taken of new Set([resource.name, resource.plural])) {
-      const other = seen.get(taken)
-      if (other !== undefined) throw new Error(`defineResource(${JSON.stringify(resource.name)}): ${taken} is taken by the resource ${JSON.stringify(other)}`)
-      seen.set(taken, resource.name)
-    }
-  }
-}

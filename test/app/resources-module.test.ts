@@ -18,8 +18,8 @@ for (const [module, message] of [
   ['test/app/fixtures/missing.mjs', /RESOURCES_MODULE test\/app\/fixtures\/missing\.mjs could not be loaded/],
   ['test/app/fixtures/no-resources.mjs', /must export an array `resources`/],
   ['test/app/fixtures/bad-declaration.mjs', /bad-declaration\.mjs: defineResource\("note"\): writable names title/],
-  ['test/app/fixtures/clashing.mjs', /defineResource\("memo"\): notes is taken by the resource "note"/],
-  ['test/app/fixtures/built-in-plural.mjs', /defineResource\("member"\): the plural users is taken by a built-in resource/]
+  ['test/app/fixtures/clashing.mjs', /defineResource\("memo"\): the path \/notes is taken by another declared resource/],
+  ['test/app/fixtures/built-in-plural.mjs', /defineResource\("member"\): the path \/users is taken by a built-in resource/]
 ] as const) {
   t.test(`a module that cannot be served stops the start with one line: ${module}`, async (t) => {
     const { code, stderr } = await spawnServer(t, { JWT_SECRET: 'a-secret-of-sixteen-chars', RESOURCES_MODULE: module, PORT: '0' }).exited

@@ -37,6 +37,16 @@ async function untilRefused (app: FastifyInstance, url: string, round: () => Pro
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** The status of `/api/v1/products` once it is no longer 503 (asking every 200 ms, for up to 10 s). */
+async function servedOnceFree (server: FastifyInstance): Promise<number> {
+  let status = 503
+  for (let i = 0; i < 50 && status === 503; i++) {
+    status = (await server.inject({ url: '/api/v1/products' })).statusCode
+    if (status === 503) await pause(200)
+  }
+  return status
+}
+
 function assertOverloaded (t: Test, res: LightMyRequestResponse, what: string): void {
   t.equal(res.statusCode, 503, what)
   t.equal(res.headers['retry-after'], '5', `${what}: Retry-After in seconds`)
@@ -46,7 +56,8 @@ function assertOverloaded (t: Test, res: LightMyRequestResponse, what: string): 
 
 t.test('an event loop lagging past overloadMaxEventLoopDelay: new requests get 503 with Retry-After, /health still 200', async (t) => {
   const server = await app(t, await testDb(), { overloadMaxEventLoopDelay: 100 })
-  t.equal((await server.inject({ url: '/api/v1/products' })).statusCode, 200, 'served while the loop is free')
+  // Starting the application lags the loop itself, more so on a busy machine: wait for it to settle.
+  t.equal(await servedOnceFree(server), 200, 'served while the loop is free')
 
   const refused = await untilRefused(server, '/api/v1/products', () => server.inject({ url: '/busy' }))
   assertOverloaded(t, refused, 'a REST request')
@@ -55,12 +66,7 @@ t.test('an event loop lagging past overloadMaxEventLoopDelay: new requests get 5
   t.same(body(health), { status: 'ok' })
   t.equal(health.headers['retry-after'], undefined)
 
-  let recovered: number | undefined
-  for (let i = 0; i < 50 && recovered !== 200; i++) {
-    await pause(200)
-    recovered = (await server.inject({ url: '/api/v1/products' })).statusCode
-  }
-  t.equal(recovered, 200, 'served again once the loop is free')
+  t.equal(await servedOnceFree(server), 200, 'served again once the loop is free')
 })
 
 t.test('more requests waiting for the pool than overloadMaxPoolWaiting: new requests get 503, until the queue drains', async (t) => {
