@@ -10,7 +10,7 @@ export { default as housekeeping, PURGE_EVERY_MS } from './plugins/housekeeping.
 export { default as security } from './plugins/security.js'
 export { default as metrics, MAX_OPERATION_NAMES, OPERATION_LABELS, UNMATCHED_ROUTE, type RateLimitName, type TandemMetrics } from './plugins/metrics.js'
 export { default as tracing, type TracingOptions } from './plugins/tracing.js'
-export { default as graphql, type GraphqlOptions, type GraphqlOwnOptions, type TandemGraphqlContext } from './plugins/graphql/index.js'
+export { default as graphql, type GraphqlOptions, type GraphqlOwnOptions, type TandemGraphqlContext } from './graphql/index.js'
 export {
   authRoutes, commentsRoutes, ordersRoutes, postsRoutes, productsRoutes, profilesRoutes, usersRoutes,
   type ResourceRoutesOptions

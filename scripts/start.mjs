@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-const folders = ['app', 'plugins', 'rules', 'routes', 'schema', 'db']
+const folders = ['app', 'graphql', 'plugins', 'rules', 'routes', 'schema', 'db']
 
 /** Every file under `folder`, relative to the root. */
 function walk (folder) {

@@ -1,6 +1,6 @@
 import { parse, type GraphQLResolveInfo, type OperationDefinitionNode, type FieldNode } from 'graphql'
 import t from 'tap'
-import { answerOnce } from '../../plugins/graphql/event-answers.js'
+import { answerOnce } from '../../graphql/event-answers.js'
 
 /** What `answerOnce` reads of a resolver's info, for the one field of `query`. */
 function infoOf (query: string): GraphQLResolveInfo {

@@ -8,7 +8,7 @@ import { promisify } from 'node:util'
 import { Script } from 'node:vm'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { GRAPHIQL_CSP } from '../../plugins/graphql/graphiql.js'
+import { GRAPHIQL_CSP } from '../../graphql/graphiql.js'
 import { build } from '../helpers/app.js'
 
 const execFileAsync = promisify(execFile)

@@ -4,7 +4,7 @@ import t from 'tap'
 import { createComment } from '../../db/comments.js'
 import { createPost } from '../../db/posts.js'
 import { createUser } from '../../db/users.js'
-import { schemaDirectory } from '../../plugins/graphql/schema.js'
+import { schemaDirectory } from '../../graphql/schema.js'
 import { recordSql } from '../helpers/sql-log.js'
 import { adminToken, authHeaders, build, errorCodes, graphql, signedIn, testDb, type GraphqlResponse } from '../helpers/app.js'
 

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { configFromEnv, ConfigError } from '../../plugins/config.js'
-import { GRAPHIQL_CSP } from '../../plugins/graphql/graphiql.js'
+import { GRAPHIQL_CSP } from '../../graphql/graphiql.js'
 import { API_CSP, MAX_REQUEST_ID_LENGTH, parseCorsOrigins, REQUEST_ID_HEADER } from '../../plugins/security.js'
 import { serverOptions } from '../../plugins/server-options.js'
 import tandem, { type TandemPluginOptions } from '../../app/tandem.js'

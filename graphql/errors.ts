@@ -1,8 +1,8 @@
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql'
-import { fromDatabaseError } from '../../db/errors.js'
-import { TandemError, graphqlCode } from '../../schema/errors.js'
-import { toErrorResponse } from '../errors.js'
+import { fromDatabaseError } from '../db/errors.js'
+import { TandemError, graphqlCode } from '../schema/errors.js'
+import { toErrorResponse } from '../plugins/errors.js'
 
 /** `extensions.code` values this API answers with (besides those of `graphqlCode`). */
 export const codes = {

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { getOperationAST, Location, type DocumentNode } from 'graphql'
-import { OPERATION_LABELS, type TandemMetrics } from '../metrics.js'
+import { OPERATION_LABELS, type TandemMetrics } from '../plugins/metrics.js'
 
 type ErrorHandler = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => Promise<void>
 interface HookContext { reply?: FastifyReply }

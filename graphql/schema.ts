@@ -4,7 +4,7 @@ import { readdir, readFile } from 'node:fs/promises'
  * Where the SDL files live: `schema/graphql/` of the package, found from this module's own
  * location, so that it works from the sources and from `dist/` (the build copies the folder).
  */
-export const schemaDirectory = new URL('../../schema/graphql/', import.meta.url)
+export const schemaDirectory = new URL('../schema/graphql/', import.meta.url)
 
 /** The schema's SDL: every `.graphql` file of the folder (one type per file), joined in name order. */
 export async function loadSchema (directory: URL = schemaDirectory): Promise<string> {

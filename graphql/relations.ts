@@ -2,12 +2,12 @@ import {
   getNamedType, getVariableValues, isObjectType, Kind, OperationTypeNode, valueFromASTUntyped,
   type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLSchema, type GraphQLField, type OperationDefinitionNode, type GraphQLNamedType, type GraphQLResolveInfo
 } from 'graphql'
-import type { Db } from '../../db/connect.js'
-import { linkedRows, links, relationsAsJson, type Link, type NestedRelation } from '../../db/relations.js'
-import { commentList } from '../../db/comments.js'
-import { postList } from '../../db/posts.js'
-import { userList } from '../../db/users.js'
-import type { AccessUser } from '../auth.js'
+import type { Db } from '../db/connect.js'
+import { linkedRows, links, relationsAsJson, type Link, type NestedRelation } from '../db/relations.js'
+import { commentList } from '../db/comments.js'
+import { postList } from '../db/posts.js'
+import { userList } from '../db/users.js'
+import type { AccessUser } from '../plugins/auth.js'
 import { listLimit } from './inputs.js'
 import { fieldsByColumn, isLoadedType, renamedColumns, selectedColumns, selectedFields, type Fragments, type LoadedType } from './selection.js'
 

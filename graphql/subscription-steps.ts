@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql'
-import { graphqlCode, TandemError } from '../../schema/errors.js'
+import { graphqlCode, TandemError } from '../schema/errors.js'
 
 /** Runs a subscription resolver step; its errors reach the client with their code (subscriptions bypass the errorFormatter). */
 export async function subscriptionStep<T> (step: () => Promise<T>): Promise<T> {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { MercuriusContext } from 'mercurius'
-import type { AccessUser } from '../auth.js'
+import type { AccessUser } from '../plugins/auth.js'
 
 /**
  * What every resolver and loader receives, over HTTP and over WebSocket alike. Authentication

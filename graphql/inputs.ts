@@ -1,8 +1,8 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { ValidateFunction } from 'ajv'
-import { badRequest } from '../../schema/errors.js'
-import { createAjv } from '../ajv.js'
-import { toErrorResponse } from '../errors.js'
+import { badRequest } from '../schema/errors.js'
+import { createAjv } from '../plugins/ajv.js'
+import { toErrorResponse } from '../plugins/errors.js'
 import { DEFAULT_LIST_SIZE, MAX_LIST_SIZE } from './limits.js'
 
 // GraphQL inputs are checked against the resource style's own body schemas, so that both

@@ -1,6 +1,6 @@
 import type { PersistedQueryProvider } from 'mercurius'
-import type { Db } from '../../db/connect.js'
-import { findPersistedQuery, learnPersistedQuery, MAX_LEARNT_BYTES, MAX_LEARNT_QUERIES, queryHash, savePersistedQuery, type LearntBudget } from '../../db/persisted-queries.js'
+import type { Db } from '../db/connect.js'
+import { findPersistedQuery, learnPersistedQuery, MAX_LEARNT_BYTES, MAX_LEARNT_QUERIES, queryHash, savePersistedQuery, type LearntBudget } from '../db/persisted-queries.js'
 
 /** Bytes a document a client teaches may have: larger ones run, but are not learnt. */
 export const MAX_LEARNT_DOCUMENT_BYTES = 16 * 1024

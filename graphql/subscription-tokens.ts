@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { TandemError } from '../../schema/errors.js'
+import { TandemError } from '../schema/errors.js'
 
 /** What is needed of a subscription's WebSocket (a `ws` socket). */
 export interface SubscriptionSocket {
