@@ -37,7 +37,7 @@ async function callerFor (ctx: Context, rule: AccessRule): Promise<AccessUser | 
  * queries as their REST routes (rules/resource.ts, db/resource.ts); only names are translated,
  * `owner_id` ↔ `ownerId`.
  */
-export function declaredResolvers (resources: readonly Resource[], answers = declaredAnswers(resources)): IResolvers<any, Context> {
+export function declaredResolvers (resources: readonly Resource[], answers = declaredAnswers(resources)): IResolvers<unknown, Context> {
   const Query: Record<string, unknown> = {}
   const Mutation: Record<string, unknown> = {}
   const Subscription: Record<string, unknown> = {}
@@ -152,5 +152,5 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
       }
     }
   }
-  return (Object.keys(Subscription).length === 0 ? { Query, Mutation } : { Query, Mutation, Subscription }) as IResolvers<any, Context>
+  return (Object.keys(Subscription).length === 0 ? { Query, Mutation } : { Query, Mutation, Subscription }) as IResolvers<unknown, Context>
 }

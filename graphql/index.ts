@@ -32,7 +32,7 @@ export { complexityLimit, depthLimit, mutationLimit } from './limits.js'
 export { MAX_DOCUMENT_BYTES, MAX_DOCUMENT_TOKENS }
 
 /** The built-in resolvers with the declared resources' root fields added to `Query` and `Mutation`. */
-function mergedResolvers<C> (builtIn: IResolvers<any, C>, declared: IResolvers<any, C>): IResolvers<any, C> {
+function mergedResolvers<C> (builtIn: IResolvers<unknown, C>, declared: IResolvers<unknown, C>): IResolvers<unknown, C> {
   return {
     ...builtIn,
     Query: { ...builtIn.Query as object, ...declared.Query as object },

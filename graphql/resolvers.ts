@@ -53,7 +53,7 @@ type CommentAdded = TandemEventMap['commentAdded']
  * renames columns to fields (`created_at` → `createdAt`) by the one map in ./selection.ts.
  * `added` are the fields declared resources add to the built-in types through `inverse`.
  */
-export function resolvers (added?: AddedFields): IResolvers<any, Context> {
+export function resolvers (added?: AddedFields): IResolvers<unknown, Context> {
   // Relations read as the caller; a subscription's shared answer as nobody (see ./declared-answers.ts).
   const loaded = async <T>(ctx: Context, info: Info, answer: T): Promise<T> =>
     withRelations(ctx.app.db, info, answer, added === undefined ? undefined : { fields: added, caller: ctx.viewer })
@@ -139,7 +139,8 @@ export function resolvers (added?: AddedFields): IResolvers<any, Context> {
           return only(events, ({ post }) => authorId === undefined || Number(post.author_id) === authorId)
         }),
         // The event is shared by every subscriber; the relations loaded into it are shared by those with the same selection.
-        resolve: async (event: PostCreated, _args: Args, ctx: Context, info: Info) => answerOnce(event, info, async () => shared(ctx, info, { ...event.post }))
+        // Mercurius hands each subscriber the payload published on the topic, which `subscribe` chose.
+        resolve: async (event: unknown, _args: Args, ctx: Context, info: Info) => answerOnce(event as PostCreated, info, async () => shared(ctx, info, { ...(event as PostCreated).post }))
       },
       commentAdded: {
         subscribe: async (_root: unknown, args: Args, ctx: Context) => subscriptionStep(async () => {
@@ -148,7 +149,7 @@ export function resolvers (added?: AddedFields): IResolvers<any, Context> {
           const events = await ctx.pubsub.subscribe<CommentAdded>('commentAdded')
           return only(events, ({ comment }) => Number(comment.post_id) === postId)
         }),
-        resolve: async (event: CommentAdded, _args: Args, ctx: Context, info: Info) => answerOnce(event, info, async () => shared(ctx, info, { ...event.comment }))
+        resolve: async (event: unknown, _args: Args, ctx: Context, info: Info) => answerOnce(event as CommentAdded, info, async () => shared(ctx, info, { ...(event as CommentAdded).comment }))
       }
     }
   }
