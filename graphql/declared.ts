@@ -2,7 +2,7 @@ import type { GraphQLResolveInfo } from 'graphql'
 import type { IResolvers } from 'mercurius'
 import { cursorAfterId, type Row as PageRow } from '../db/pagination.js'
 import { resourceData, OWNER_FILTER } from '../db/resource.js'
-import { announce, assertMayChange, callerNeeded, mayHear, readableOwner, topicOf, type ResourceEventPayload } from '../rules/resource.js'
+import { announce, assertMayChange, callerNeeded, eventRow, mayHear, readableOwner, topicOf, type ResourceEventPayload } from '../rules/resource.js'
 import { resourceWrites } from '../rules/resource-writes.js'
 import { forbidden, notFound } from '../schema/errors.js'
 import type { AccessRule, Resource } from '../schema/resource.js'
@@ -51,7 +51,12 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
     // The rows as GraphQL answers, with the relations `nodes` select loaded below them.
     const answered = async (ctx: Context, rows: PageRow[], selection: Asked, caller: Caller = ctx.viewer): Promise<PageRow[]> =>
       answer(ctx.app.db, resource, rows, selection, caller)
-    const asColumns = (input: Args): Row => Object.fromEntries(Object.entries(input).map(([field, value]) => [columnOf.get(field) ?? field, value]))
+    // An ID input field (`authorId`, `postId`) comes as text, and the body schema wants the integer.
+    const idColumns = new Set(resource.columns.filter((column) => scalarOf(resource, column) === 'ID'))
+    const asColumns = (input: Args): Row => Object.fromEntries(Object.entries(input).map(([field, value]) => {
+      const column = columnOf.get(field) ?? field
+      return [column, idColumns.has(column) && value !== null && value !== undefined ? parseId(value, field) : value]
+    }))
     // Filter arguments as the REST query string has them, checked by the same schema.
     // An ID filter (`…_id`) comes as text, and the query string's schema wants the integer.
     const idFilters = new Set(resource.filters.filter(({ field, op }) => op !== 'positive' && scalarOf(resource, field) === 'ID').map(({ name }) => name))
@@ -142,13 +147,16 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
           const caller = await callerFor(ctx, resource.auth.read)
           const wanted = subscriberFilters(args)
           const events = await ctx.pubsub.subscribe<ResourceEventPayload>(topicOf(resource, event))
-          return only(events, ({ row }) => mayHear(resource, caller, row) && wanted.every(([column, value]) => sameValue(row[column], value)))
+          return only(events, (payload) => {
+            const row = eventRow(resource, payload)
+            return mayHear(resource, caller, row) && wanted.every(([column, value]) => sameValue(row[column], value))
+          })
         }),
         // One answer per event and selection, shared by its subscribers.
         resolve: async (payload: ResourceEventPayload, _args: Args, ctx: Context, info: GraphQLResolveInfo) =>
           // Subscribers were signed in to subscribe, and their sockets close with their tokens: the shared
           // answer does not depend on the first subscriber's token (nor shows what owner rules keep to one).
-          answerOnce(payload, info, async () => (await answered(ctx, [{ ...payload.row } as PageRow], asked(info), async () => undefined))[0])
+          answerOnce(payload, info, async () => (await answered(ctx, [{ ...eventRow(resource, payload) } as PageRow], asked(info), async () => undefined))[0])
       }
     }
   }

@@ -64,7 +64,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       return embedding(app, request, relations.filter(({ relation }) => wanted.has(relation.name)), query.fields, auth.read === 'public')
     }
 
-    for (const related of relations.filter(({ relation }) => relation.list)) {
+    for (const related of relations.filter(({ relation }) => relation.list && relation.route !== false)) {
       relatedListRoute(app, {
         plural,
         parentName: resource.name,

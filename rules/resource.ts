@@ -57,10 +57,16 @@ export function assertMayChange (resource: Resource, action: string, caller: Acc
   }
 }
 
-/** The values a create writes: the body's, with the owner set to the caller. */
+/**
+ * The values a create writes: the body's, with the owner set to the caller, or to the owner the body
+ * names when the declaration's `ownerOnCreate` allows it (which refuses by throwing).
+ */
 export function createdValues (resource: Resource, caller: AccessUser | undefined, body: Record<string, unknown>): Record<string, unknown> {
-  const owner = resource.declaration.owner
-  return owner === undefined || caller === undefined ? { ...body } : { ...body, [owner]: caller.sub }
+  const { owner, ownerOnCreate } = resource.declaration
+  if (owner === undefined || caller === undefined) return { ...body }
+  if (ownerOnCreate === undefined) return { ...body, [owner]: caller.sub }
+  const named = body[owner]
+  return { ...body, [owner]: ownerOnCreate(caller, named === undefined || named === null ? undefined : Number(named)) }
 }
 
 /** The values a PUT writes: every writable field, those left out (nullable ones) set to null. */
@@ -72,8 +78,14 @@ export function replacedValues (resource: Resource, body: Record<string, unknown
 export const topicOf = (resource: Resource, event: ResourceEvent): string =>
   `${resource.name}${event.charAt(0).toUpperCase()}${event.slice(1)}`
 
-/** What subscribers of a declared resource's event receive: the row, as REST shows it. */
-export interface ResourceEventPayload { row: Record<string, unknown> }
+/**
+ * What subscribers of a declared resource's event receive: the row as REST shows it, under the
+ * resource's name (`{ label }`), as the built-in topics name theirs (`commentAdded`: `{ comment }`).
+ */
+export type ResourceEventPayload = Readonly<Record<string, Record<string, unknown>>>
+
+/** The row an event of `resource` carries. */
+export const eventRow = (resource: Resource, payload: ResourceEventPayload): Record<string, unknown> => payload[resource.name] as Record<string, unknown>
 
 /**
  * Announces `event` of `row` to subscribers when the declaration lists it. Call it once the write
@@ -81,7 +93,7 @@ export interface ResourceEventPayload { row: Record<string, unknown> }
  */
 export function announce (app: FastifyInstance, resource: Resource, event: ResourceEvent, row: Record<string, unknown>): void {
   if (!(resource.declaration.events ?? []).includes(event)) return
-  const payload: ResourceEventPayload = { row }
+  const payload: ResourceEventPayload = { [resource.name]: row }
   tellDeclaredSubscribers(app, topicOf(resource, event), payload)
 }
 

@@ -43,6 +43,10 @@ export interface Relation {
   list: boolean
   /** The resource that declared it, when it is the inverse of one of that resource's relations. */
   inverseOf?: Resource
+  /** A belongsTo every row has (GraphQL: `User!`). */
+  required?: boolean
+  /** False: a list relation with no `GET /{plural}/{id}/{name}` of its own. */
+  route?: boolean
 }
 
 const KINDS = ['belongsTo', 'hasMany', 'hasOne', 'manyToMany'] as const
@@ -75,6 +79,12 @@ export function resolveRelations (resource: Resource, resources: readonly Resour
     }
     const relation: Relation = { name, kind, target, key: declared.key, list: kind === 'hasMany' || kind === 'manyToMany' }
     if ('through' in declared) Object.assign(relation, { through: declared.through, otherKey: declared.otherKey })
+    if ('required' in declared && declared.required === true) {
+      // An owner read rule may hide the row: it could not be there for every caller.
+      if (target.read === 'owner' || target.read === 'ownerOrAdmin') throw new Error(`${where}: required, but ${targetName} is read by its owners only`)
+      relation.required = true
+    }
+    if ('route' in declared && declared.route === false) relation.route = false
     return relation
   })
 }

@@ -122,18 +122,22 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
     const filterArgs = filters.length === 0 ? '' : `, ${filters.join(', ')}`
     const actions = actionSdl(resource, names.type)
     const relations = resolveRelations(resource, known)
+    const { owner, ownerOnCreate } = resource.declaration
+    // A create that may name its owner takes it, optionally.
+    const namedOwner = ownerOnCreate === undefined || owner === undefined ? [] : [`  ${described('Left out: the caller.')}`, field(owner, false)]
     return [
       `${described(`A ${resource.name} (REST: /${resource.plural}).`)}`,
       `type ${names.type} {`,
       ...resource.columns.map((column) => field(column, !nullable(column))),
       ...relations.map((relation) => relation.list
         ? `  ${described(`The first \`limit\` (1–100, default 20) of its ${relation.name}, by id.`)}\n  ${relation.name}(limit: Int): [${targetTypeOf(relation.target)}!]!`
-        : `  ${relation.name}: ${targetTypeOf(relation.target)}`),
+        : `  ${relation.name}: ${targetTypeOf(relation.target)}${relation.required === true ? '!' : ''}`),
       '}',
       `type ${names.edge} {\n  cursor: String!\n  node: ${names.type}!\n}`,
       `type ${names.connection} {\n  edges: [${names.edge}!]!\n  pageInfo: PageInfo!\n}`,
       `input ${names.createInput} {`,
       ...writable.map((column) => `${field(column, !nullable(column) && defaultOf(column) === '')}${defaultOf(column)}`),
+      ...namedOwner,
       '}',
       `input ${names.updateInput} {`,
       ...writable.map((column) => field(column, false)),

@@ -1,5 +1,6 @@
 import { Type, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
 import { ListOf, ListQuery, Selectable } from './common.js'
+import type { AccessUser } from '../plugins/auth.js'
 import { checkBehaviour, type ActionDeclaration, type ResourceHooks } from './resource-hooks.js'
 
 /** Who may do something to a declared resource. `owner` rules look at the declaration's `owner` column. */
@@ -43,10 +44,30 @@ export interface ResourceFilter {
  * @example { manyToMany: 'post', through: 'post_labels', key: 'label_id', otherKey: 'post_id', inverse: 'labels' }
  */
 export type RelationDeclaration = (
-  | { belongsTo: string, key: string }
-  | { hasMany: string, key: string }
+  | {
+    belongsTo: string
+    key: string
+    /**
+     * Every row has one: its key is a non-null foreign key, so GraphQL says `User!` rather than `User`.
+     * Its target may not be read by its owners only (the row could be hidden). Default: false.
+     */
+    required?: boolean
+  }
+  | {
+    hasMany: string
+    key: string
+    /** `false`: no `GET /{plural}/{id}/{name}` for it, when a route of your own serves that path. Default: true. */
+    route?: boolean
+  }
   | { hasOne: string, key: string }
-  | { manyToMany: string, through: string, key: string, otherKey: string }
+  | {
+    manyToMany: string
+    through: string
+    key: string
+    otherKey: string
+    /** As for `hasMany`. */
+    route?: boolean
+  }
 ) & {
   /** The relation's name on the other resource (`GET /posts/{id}/labels`, `include=labels`, `Post.labels`). @example 'labels' */
   inverse?: string
@@ -66,6 +87,18 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
   generated: ReadonlyArray<Field<R>>
   /** The column that names the owning user: set to the caller on create, what `owner` rules look at. */
   owner?: Field<R>
+  /**
+   * Lets a create name the owner (`author_id` in the body, `authorId` in GraphQL; optional): called
+   * with the caller and the owner named (undefined when left out), it returns the owner to write, or
+   * throws one of the package's errors (`forbidden`) to refuse the create. Without it the owner is
+   * always the caller.
+   * @example
+   * (caller, named) => {
+   *   if (named !== undefined && named !== caller.sub && caller.role !== 'admin') throw forbidden('only an administrator may post as another user')
+   *   return named ?? caller.sub
+   * }
+   */
+  ownerOnCreate?: (caller: AccessUser, named: number | undefined) => number
   /**
    * Fields of POST/PUT/PATCH bodies. A field whose schema accepts null may be left out of a create
    * or a PUT (it is then null); one whose schema has a `default` may be left out of a create (it
@@ -218,6 +251,7 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     check(field !== declaration.owner, declaration, `${field} is the owner: it is set to the caller, never written`)
   }
   check(declaration.writable.length > 0, declaration, 'at least one field must be writable')
+  check(declaration.ownerOnCreate === undefined || (typeof declaration.ownerOnCreate === 'function' && declaration.owner !== undefined), declaration, 'ownerOnCreate must be a function, and needs an `owner` field')
   for (const { name: filter, field, op } of filters) {
     check(IDENTIFIER.test(filter), declaration, `filter ${filter} must be a lower-case identifier`)
     check(!LIST_PARAMETERS.includes(filter), declaration, `a filter cannot be named ${filter}: lists take a parameter of that name`)
@@ -234,9 +268,13 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     check(KINDS.filter((kind) => kind in declared).length === 1, declaration, `relation ${relation} must be exactly one of ${KINDS.join(', ')}`)
     check(typeof declared.key === 'string', declaration, `relation ${relation} needs a key`)
     if ('manyToMany' in declared) check(typeof declared.through === 'string' && typeof declared.otherKey === 'string', declaration, `relation ${relation}: manyToMany needs through and otherKey`)
-    const identifiers = Object.entries(declared).filter(([option]) => option !== 'belongsTo' && option !== 'hasMany' && option !== 'hasOne' && option !== 'manyToMany' && option !== 'inverse')
+    const identifiers = Object.entries(declared).filter(([option]) => !['belongsTo', 'hasMany', 'hasOne', 'manyToMany', 'inverse', 'required', 'route'].includes(option))
     for (const [option, value] of identifiers) check(typeof value === 'string' && IDENTIFIER.test(value), declaration, `relation ${relation}: ${option} must be a lower-case SQL identifier`)
     if ('belongsTo' in declared) check(Object.hasOwn(properties, declared.key), declaration, `relation ${relation}: its key ${declared.key} is not in the representation`)
+    const { required, route } = declared as { required?: unknown, route?: unknown }
+    check(required === undefined || ('belongsTo' in declared && typeof required === 'boolean'), declaration, `relation ${relation}: required is a boolean of a belongsTo`)
+    check(required !== true || !acceptsNull(properties[declared.key] as TSchema), declaration, `relation ${relation}: required needs a key that is never null, and ${declared.key} may be`)
+    check(route === undefined || (('hasMany' in declared || 'manyToMany' in declared) && typeof route === 'boolean'), declaration, `relation ${relation}: route is a boolean of a hasMany or manyToMany`)
   }
   checkBehaviour(declaration, Object.keys(declaration.relations ?? {}))
   for (const event of declaration.events ?? []) check(['created', 'updated', 'deleted'].includes(event), declaration, `unknown event ${JSON.stringify(event)}`)
@@ -260,6 +298,8 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   const optionalIf = (leftOut: (schema: TSchema) => boolean) => (schema: TSchema) => leftOut(schema) ? Type.Optional(schema) : schema
   // A create's fields with their defaults, which the body's validation fills in.
   const createProperties = Object.fromEntries(declaration.writable.map((field) => [field, optionalIf((schema) => acceptsNull(schema) || 'default' in schema)(properties[field] as TSchema)]))
+  // A create that may name its owner takes it last, and may leave it out (the caller).
+  if (declaration.ownerOnCreate !== undefined) createProperties[declaration.owner as string] = Type.Optional(withoutDefault(properties[declaration.owner as string] as TSchema))
   const replaceProperties = Object.fromEntries(Object.entries(writable).map(([field, schema]) => [field, optionalIf(acceptsNull)(schema)]))
   const selection = Selectable(pick(columns.filter((column) => column !== 'id')))
   const filterDescriptions = Array.isArray(declaration.filters) ? {} : declaration.filters as Readonly<Record<string, FilterDeclaration>> | undefined ?? {}
