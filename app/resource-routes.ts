@@ -54,8 +54,9 @@ export const usersRoutes = mountable('tandem-users-routes', routes.usersRoutes)
 export const authRoutes = mountable('tandem-auth-routes', routes.authRoutes)
 
 /**
- * `GET/POST /posts`, `GET/PUT/PATCH/DELETE /posts/:id`, `GET /users/:id/posts`; a new post is
- * published to GraphQL subscribers when Tandem's events plugin is registered.
+ * `GET/POST /posts`, `GET/PUT/PATCH/DELETE /posts/:id`, `GET /users/:id/posts`: the routes of the
+ * posts' declaration (rules/posts.ts); a new post is published to GraphQL subscribers when Tandem's
+ * events plugin is registered.
  * @example
  * await app.register(postsRoutes, { prefix: '/api/v1' })
  */

@@ -7,7 +7,6 @@ import { commentList } from './comments.js'
 import type { Db } from './connect.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
 import { paginate, parseFields, selectColumns, type BaseQuery, type Filter, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
-import { postList } from './posts.js'
 import { EMBEDDED_LIMIT, firstChildren, firstThrough, rowsById } from './relations.js'
 import { searchFilter, searchedText } from './search.js'
 import { inTransaction } from './transaction.js'
@@ -119,8 +118,8 @@ export function resourceData (resource: Resource): ResourceData {
   }
 }
 
-// The built-in resources' list specs, for relations that reach them.
-const builtInLists: Readonly<Record<string, ListSpec>> = { user: userList, post: postList, comment: commentList }
+// The list specs of the built-in resources written by hand, for relations that reach them.
+const builtInLists: Readonly<Record<string, ListSpec>> = { user: userList, comment: commentList }
 
 /** The filter that narrows a related list to one parent's rows; not a query parameter. */
 export const PARENT_FILTER = '$parent'
@@ -138,7 +137,9 @@ export interface RelationData {
 /** The statements of one relation, made once (their compiled forms are kept per list spec). */
 export function relationData (relation: Relation): RelationData {
   const { target } = relation
-  const base = target.resource === undefined ? builtInLists[target.name] as ListSpec : resourceData(target.resource).list
+  const base = target.resource === undefined ? builtInLists[target.name] : resourceData(target.resource).list
+  // A built-in declared resource (post) is read through its declaration, which must be among those served.
+  if (base === undefined) throw new Error(`relation ${relation.name}: ${target.name} is declared; pass its declaration with the resources`)
   const columns = base.columns
   const parent: Filter = relation.kind === 'manyToMany'
     ? { where: (query, id) => query.where(sql<boolean>`${sql.ref(`${target.table}.id`)} in (select ${sql.ref(`tandem_link.${relation.otherKey as string}`)} from ${sql.table(relation.through as string)} as tandem_link where ${sql.ref(`tandem_link.${relation.key}`)} = ${id})`) }

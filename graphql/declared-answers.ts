@@ -34,8 +34,9 @@ const capitalized = (name: string): string => name.charAt(0).toUpperCase() + nam
  * Turns rows of declared resources (as REST shows them) into GraphQL answers: fields in camelCase,
  * and the relations the selection asks loaded below them — one statement per relation and level,
  * whatever the number of rows, through declared and built-in types alike (a built-in type's own
- * relations by its planner, ./relations.ts). `added` are the fields declared resources add to
- * the built-in types through `inverse` (`Post.labels`), for that planner to load the same way.
+ * relations by its planner, ./relations.ts, which also answers the built-in declared posts). `added`
+ * are the fields declared resources add to the planner's types through `inverse` (`Post.labels`),
+ * for that planner to load the same way.
  */
 export function declaredAnswers (resources: readonly Resource[]) {
   const entries = new Map(resources.map((resource) => [resource.name, {
@@ -85,6 +86,13 @@ export function declaredAnswers (resources: readonly Resource[]) {
   async function answer (db: Db, resource: Resource, rows: Row[], asked: Asked, caller: Caller): Promise<Row[]> {
     const entry = entries.get(resource.name)
     if (entry === undefined) throw new Error(`${resource.name} is not a declared resource of this application`)
+    // A declared type of the built-in planner (Post) loads what is selected below it as the built-in
+    // types do: every relation below a level in one statement. Its rows are answered in place.
+    const type = capitalized(resource.name)
+    if (isLoadedType(type)) {
+      await withRelationsBelow(db, type, asked.nodes, asked.fragments, asked.variables, rows, { fields: added, caller })
+      return rows
+    }
     const selected = selectedFields(asked.nodes, asked.fragments)
     const wanted: RelationData[] = entry.relations.filter(({ relation }) => selected.has(relation.name))
     await withRelations(db, rows, wanted, selected, asked, caller)

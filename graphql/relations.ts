@@ -5,9 +5,13 @@ import {
 import type { Db } from '../db/connect.js'
 import { linkedRows, links, relationsAsJson, type Link, type NestedRelation } from '../db/relations.js'
 import { commentList } from '../db/comments.js'
-import { postList } from '../db/posts.js'
+import type { Database } from '../db/types.js'
 import { userList } from '../db/users.js'
 import type { AccessUser } from '../plugins/auth.js'
+import { posts } from '../rules/posts.js'
+import { resolveRelations } from '../schema/relation-targets.js'
+import type { Resource } from '../schema/resource.js'
+import { targetTypeOf } from '../schema/resource-sdl.js'
 import { listLimit } from './inputs.js'
 import { fieldsByColumn, isLoadedType, renamedColumns, selectedColumns, selectedFields, type Fragments, type LoadedType } from './selection.js'
 
@@ -25,18 +29,37 @@ const keyOf = (row: Row, relation: Relation): number => Number(row[relation.link
 /** Columns the children always need: their id, and for lists the key they are grouped by. */
 const alwaysOf = ({ link }: Relation): readonly string[] => link.list ? ['id', link.key] : ['id']
 
-/** The relation fields of each type: which of db/'s links each follows. */
+// Each type's columns in their list's order.
+const orders: Record<LoadedType, readonly string[]> = { User: userList.columns, Post: posts.columns, Comment: commentList.columns }
+
+/**
+ * The relations of a declared type the planner loads (posts): each declared relation as a link, a
+ * belongsTo by the row's key, a hasMany by the other's. The planner loads those two kinds between
+ * its own types only: any other relation of such a declaration stops the start.
+ */
+function plannedRelations (resource: Resource): Record<string, Relation> {
+  return Object.fromEntries(resolveRelations(resource, [resource]).map((relation) => {
+    const type = targetTypeOf(relation.target)
+    if (!isLoadedType(type) || (relation.kind !== 'belongsTo' && relation.kind !== 'hasMany')) {
+      throw new Error(`${resource.name}.${relation.name}: the GraphQL planner loads belongsTo and hasMany relations between User, Post and Comment only`)
+    }
+    const table = relation.target.table as keyof Database
+    const link: Link = relation.kind === 'belongsTo'
+      ? { table, key: 'id', by: relation.key, list: false }
+      : { table, key: relation.key, by: 'id', list: true }
+    return [relation.name, { type, link, order: orders[type] }]
+  }))
+}
+
+/** The relation fields of each type: which of db/'s links each follows (Post's from its declaration). */
 const relations: Record<LoadedType, Readonly<Record<string, Relation>>> = {
   User: {
-    posts: { type: 'Post', link: links.postsOfAuthor, order: postList.columns }
+    posts: { type: 'Post', link: links.postsOfAuthor, order: orders.Post }
   },
-  Post: {
-    author: { type: 'User', link: links.authorOf, order: userList.columns },
-    comments: { type: 'Comment', link: links.commentsOfPost, order: commentList.columns }
-  },
+  Post: plannedRelations(posts),
   Comment: {
-    author: { type: 'User', link: links.authorOf, order: userList.columns },
-    post: { type: 'Post', link: links.postOfComment, order: postList.columns }
+    author: { type: 'User', link: links.authorOf, order: orders.User },
+    post: { type: 'Post', link: links.postOfComment, order: orders.Post }
   }
 }
 

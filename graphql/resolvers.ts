@@ -2,14 +2,11 @@ import { GraphQLError, GraphQLScalarType, Kind, type GraphQLResolveInfo as Info 
 import type { IResolvers } from 'mercurius'
 import { createComment, type Comment } from '../db/comments.js'
 import { cursorAfterId } from '../db/pagination.js'
-import { createPost, findPost, type Post } from '../db/posts.js'
 import { findUser, listUsers, userRows } from '../db/users.js'
 import { changeUser, removeUser, signUp, type AccountChanges } from '../rules/accounts.js'
 import { tellSubscribers } from '../rules/events.js'
-import { authorOf } from '../rules/posts.js'
 import { notFound } from '../schema/errors.js'
 import { CreateCommentBody } from '../schema/comments.js'
-import { ReplacePostBody } from '../schema/posts.js'
 import { CreateUserBody, PatchUserBody } from '../schema/users.js'
 import type { TandemEventMap } from '../plugins/events.js'
 import type { TandemGraphqlContext } from './context.js'
@@ -43,7 +40,6 @@ export const DateTime = new GraphQLScalarType<Date, string>({
   }
 })
 
-type PostCreated = TandemEventMap['postCreated']
 type CommentAdded = TandemEventMap['commentAdded']
 
 /**
@@ -51,7 +47,8 @@ type CommentAdded = TandemEventMap['commentAdded']
  * and hand their answer to `withRelations` (./relations.ts), which loads the relations the query
  * asks below them (one statement for all of them, whatever the number of parents) and
  * renames columns to fields (`created_at` → `createdAt`) by the one map in ./selection.ts.
- * `added` are the fields declared resources add to the built-in types through `inverse`.
+ * `added` are the fields declared resources add to the built-in types through `inverse`. The posts'
+ * root fields are their declaration's (./declared.ts), answered through the same planner.
  */
 export function resolvers (added?: AddedFields): IResolvers<unknown, Context> {
   // Relations read as the caller; a subscription's shared answer as nobody (see ./declared-answers.ts).
@@ -71,10 +68,6 @@ export function resolvers (added?: AddedFields): IResolvers<unknown, Context> {
         const limit = args.limit as number | undefined ?? undefined
         const offset = args.offset as number | undefined ?? undefined
         return loaded(ctx, info, await userRows(ctx.app.db, { limit, offset }))
-      },
-      async post (_root, args: Args, ctx: Context, info: Info) {
-        await ctx.viewer()
-        return loaded(ctx, info, await findPost(ctx.app.db, parseId(args.id, 'id')) ?? null)
       },
       async usersConnection (_root, args: Args, ctx: Context, info: Info) {
         await ctx.viewer()
@@ -105,15 +98,6 @@ export function resolvers (added?: AddedFields): IResolvers<unknown, Context> {
         const viewer = await ctx.viewer()
         return removeUser(ctx.app, viewer, parseId(args.id, 'id'))
       },
-      async createPost (_root, args: Args, ctx: Context, info: Info) {
-        const viewer = await ctx.viewer()
-        const { authorId: rawAuthorId, ...fields } = args.input as Input
-        const authorId = authorOf(viewer, parseId(rawAuthorId, 'authorId'))
-        const input = checkInput<{ title: string, content: string }>(ReplacePostBody, fields)
-        const post = await createPost(ctx.app.db, { authorId, ...input })
-        tellSubscribers(ctx.app, 'postCreated', { post: post as PostCreated['post'] & Post })
-        return loaded(ctx, info, post)
-      },
       async createComment (_root, args: Args, ctx: Context, info: Info) {
         const viewer = await ctx.viewer()
         const { postId: rawPostId, ...fields } = args.input as Input
@@ -131,17 +115,6 @@ export function resolvers (added?: AddedFields): IResolvers<unknown, Context> {
       }
     },
     Subscription: {
-      postCreated: {
-        subscribe: async (_root: unknown, args: Args, ctx: Context) => subscriptionStep(async () => {
-          await ctx.viewer()
-          const authorId = args.authorId === undefined || args.authorId === null ? undefined : parseId(args.authorId, 'authorId')
-          const events = await ctx.pubsub.subscribe<PostCreated>('postCreated')
-          return only(events, ({ post }) => authorId === undefined || Number(post.author_id) === authorId)
-        }),
-        // The event is shared by every subscriber; the relations loaded into it are shared by those with the same selection.
-        // Mercurius hands each subscriber the payload published on the topic, which `subscribe` chose.
-        resolve: async (event: unknown, _args: Args, ctx: Context, info: Info) => answerOnce(event as PostCreated, info, async () => shared(ctx, info, { ...(event as PostCreated).post }))
-      },
       commentAdded: {
         subscribe: async (_root: unknown, args: Args, ctx: Context) => subscriptionStep(async () => {
           await ctx.viewer()
@@ -149,6 +122,8 @@ export function resolvers (added?: AddedFields): IResolvers<unknown, Context> {
           const events = await ctx.pubsub.subscribe<CommentAdded>('commentAdded')
           return only(events, ({ comment }) => Number(comment.post_id) === postId)
         }),
+        // The event is shared by every subscriber; the relations loaded into it are shared by those with the same selection.
+        // Mercurius hands each subscriber the payload published on the topic, which `subscribe` chose.
         resolve: async (event: unknown, _args: Args, ctx: Context, info: Info) => answerOnce(event as CommentAdded, info, async () => shared(ctx, info, { ...(event as CommentAdded).comment }))
       }
     }

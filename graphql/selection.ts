@@ -1,14 +1,17 @@
 import { Kind, type FieldNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql'
+import { posts } from '../rules/posts.js'
+import { camelCase } from '../schema/resource-sdl.js'
 
 /**
  * The one map of GraphQL names to database columns for each type's scalar fields (`createdAt` →
- * `created_at`). Relation fields are in ./relations.ts, with the column each loads by.
+ * `created_at`). Relation fields are in ./relations.ts, with the column each loads by. `Post` is
+ * declared (rules/posts.ts): its fields are its declaration's columns, as its SDL names them.
  */
-const columnMap = {
+const columnMap: Readonly<Record<'User' | 'Post' | 'Comment', Readonly<Record<string, string>>>> = {
   User: { id: 'id', name: 'name', email: 'email', createdAt: 'created_at' },
-  Post: { id: 'id', title: 'title', content: 'content', createdAt: 'created_at', updatedAt: 'updated_at' },
+  Post: Object.fromEntries(posts.columns.map((column) => [camelCase(column), column])),
   Comment: { id: 'id', text: 'text', createdAt: 'created_at' }
-} as const satisfies Record<string, Record<string, string>>
+}
 
 export type LoadedType = keyof typeof columnMap
 
@@ -60,7 +63,7 @@ export function selectedFields (nodes: ReadonlyArray<{ readonly selectionSet?: S
  * the same selection always gives the same list.
  */
 export function selectedColumns (fields: ReadonlyMap<string, unknown>, type: LoadedType, order: readonly string[], always: readonly string[]): readonly string[] {
-  const columns: Record<string, string> = columnMap[type]
+  const columns = columnMap[type]
   const wanted = new Set(always)
   for (const field of fields.keys()) {
     const column = columns[field]

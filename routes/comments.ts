@@ -8,12 +8,21 @@ import { notFound } from '../schema/errors.js'
 import { Comment, CommentFields, CommentListQuery, CreateCommentBody } from '../schema/comments.js'
 import { inverseRelations } from '../schema/relation-targets.js'
 import type { Resource } from '../schema/resource.js'
+import type { TandemEventMap } from '../plugins/events.js'
+import { tellSubscribers } from '../rules/events.js'
 import { ifMatch } from './conditional.js'
-import { announce } from './posts.js'
 import { found, sendList } from './reply.js'
 import { embedding, relatedListRoute, splitInclude, withAdded, withIncludable } from './related.js'
 
 const tags = ['comments']
+
+/**
+ * Tells GraphQL subscribers of a write once it is committed: after the Idempotency-Key's
+ * transaction, if the request has one.
+ */
+function announce<T extends keyof TandemEventMap> (request: FastifyRequest, topic: T, payload: TandemEventMap[T]): void {
+  request.afterCommit(() => { tellSubscribers(request.server, topic, payload) })
+}
 
 /** Options of the comments routes. */
 export interface CommentsRoutesOptions {

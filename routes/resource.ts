@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify'
+import type { TObject } from '@sinclair/typebox'
 import { parseInclude } from '../db/relations.js'
 import { OWNER_FILTER, relationData, resourceData } from '../db/resource.js'
 import type { AuthRule } from '../plugins/auth.js'
@@ -11,7 +12,7 @@ import { servedRelations } from '../schema/relation-targets.js'
 import type { AccessRule, Resource } from '../schema/resource.js'
 import { etagOf, ifMatch, sendEntity } from './conditional.js'
 import { found, sendList } from './reply.js'
-import { embedding, relatedListRoute, selectionWith } from './related.js'
+import { embedding, relatedListRoute, selectionWith, withIncludable } from './related.js'
 
 type Query = Record<string, unknown> & { fields?: string, include?: string }
 type Params = { id: number }
@@ -34,7 +35,14 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
   const relationNames = relations.map(({ relation }) => relation.name)
   const { plural, auth } = resource
   const selection = selectionWith(resource.schemas.item, relations)
-  const schemas = { ...resource.schemas, selection, list: ListOf(selection) }
+  // `include` names what may be included, in OpenAPI.
+  const schemas = {
+    ...resource.schemas,
+    selection,
+    list: ListOf(selection),
+    listQuery: withIncludable(resource.schemas.listQuery as TObject, [], relations),
+    itemQuery: withIncludable(ItemQuery, [], relations)
+  }
   const tags = [plural]
   const filterNames = [...resource.filters.map(({ name }) => name), ...(resource.declaration.search ?? []).length > 0 ? ['q'] : []]
   const withAuth = (rule: AccessRule, transaction = false): RouteShorthandOptions['config'] => {
@@ -92,7 +100,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
 
     app.get(`/${plural}/:id`, {
       config: withAuth(auth.read),
-      schema: { tags, summary: `Get a ${resource.name}`, params: IdParams, querystring: ItemQuery, response: { 200: schemas.selection, 304: NotModified, ...errors(400, 401, 403, 404, 429) } }
+      schema: { tags, summary: `Get a ${resource.name}`, params: IdParams, querystring: schemas.itemQuery, response: { 200: schemas.selection, 304: NotModified, ...errors(400, 401, 403, 404, 429) } }
     }, async (request, reply) => {
       const query = request.query as Query
       const shape = await includes(request, query)

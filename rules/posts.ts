@@ -1,6 +1,11 @@
-// The post rules both styles share.
+// Posts (CONTRACT §2), declared with the public `defineResource`, as a host declares its own
+// resources: any signed-in user reads them and writes as themselves, an administrator as anyone;
+// their author or an administrator changes them.
+import { touched } from '../db/posts.js'
 import type { AccessUser } from '../plugins/auth.js'
 import { forbidden } from '../schema/errors.js'
+import { Post } from '../schema/posts.js'
+import { defineResource } from '../schema/resource.js'
 
 /**
  * Who a new post is written as: the caller, unless an administrator names another author
@@ -11,3 +16,28 @@ export function authorOf (caller: AccessUser, requested: number | undefined): nu
   if (caller.role !== 'admin') throw forbidden('only an administrator may post as another user')
   return requested
 }
+
+export const posts = defineResource({
+  name: 'post',
+  table: 'posts',
+  representation: Post,
+  generated: ['id', 'created_at', 'updated_at'],
+  owner: 'author_id',
+  ownerOnCreate: authorOf,
+  writable: ['title', 'content'],
+  sort: ['created_at', 'title'],
+  filters: ['author_id'],
+  search: ['title', 'content'],
+  relations: {
+    author: { belongsTo: 'user', key: 'author_id', required: true },
+    // `GET /posts/{id}/comments` is the comments' own route, which filters them by author too.
+    comments: { hasMany: 'comment', key: 'post_id', route: false }
+  },
+  auth: { read: 'authenticated', create: 'authenticated', update: 'ownerOrAdmin', delete: 'ownerOrAdmin' },
+  // `PATCH {}` answers the post as it is, its `updated_at` unmoved.
+  emptyPatch: 'unchanged',
+  events: ['created'],
+  hooks: {
+    beforeUpdate ({ values }) { return Object.keys(values).length === 0 ? values : touched(values) }
+  }
+})

@@ -17,7 +17,11 @@ export interface RelationTarget {
   relations?: readonly string[]
 }
 
-/** The built-in resources a declared one may point at, until they are declared themselves. */
+/**
+ * The built-in resources a declared one may point at by name. Posts are declared (rules/posts.ts):
+ * their declaration, served before the host's, takes their place here; this entry names them when
+ * a host's declarations are read alone (`resourceSdl([labels])`).
+ */
 const builtInTargets: readonly RelationTarget[] = [
   { name: 'user', table: 'users', item: User, read: 'authenticated', relations: ['posts', 'profile', 'orders'] },
   { name: 'post', table: 'posts', item: Post, read: 'authenticated', relations: ['author', 'comments'] },

@@ -152,7 +152,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
       `  ${names.listConnection}(first: Int, after: String${filterArgs}): ${names.connection}!`,
       '}',
       'extend type Mutation {',
-      `  ${described(`Creates a ${resource.name}${resource.declaration.owner === undefined ? '' : ' (its owner: the caller)'}.`)}`,
+      `  ${described(`Creates a ${resource.name}${owner === undefined ? '' : ownerOnCreate === undefined ? ' (its owner: the caller)' : ` (its owner: the caller, or \`${camelCase(owner)}\` where the ${resource.name}'s rule allows)`}.`)}`,
       `  ${names.create}(input: ${names.createInput}!): ${names.type}`,
       `  ${described(`Changes the fields given of the ${resource.name}.`)}`,
       `  ${names.update}(id: ID!, input: ${names.updateInput}!): ${names.type}`,

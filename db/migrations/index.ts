@@ -10,6 +10,7 @@ import * as sessions from './0009_sessions.js'
 import * as loginFailures from './0010_login_failures.js'
 import * as roleChanges from './0011_role_changes.js'
 import * as productsSearch from './0012_products_search.js'
+import * as postsSearch from './0013_posts_search.js'
 
 /** Every migration, in order. Listed statically so that they ship inside `dist/` with no file lookups. */
 export const migrations: Record<string, Migration> = {
@@ -23,5 +24,6 @@ export const migrations: Record<string, Migration> = {
   '0009_sessions': sessions,
   '0010_login_failures': loginFailures,
   '0011_role_changes': roleChanges,
-  '0012_products_search': productsSearch
+  '0012_products_search': productsSearch,
+  '0013_posts_search': postsSearch
 }
