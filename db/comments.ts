@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import type { Db } from './connect.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
 import { paginate, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
-import { EMBEDDED_LIMIT, firstChildren, links, parseInclude, rowsById } from './relations.js'
+import { parseInclude, rowsById } from './relations.js'
 import { searchFilter } from './search.js'
 import type { CommentsTable } from './types.js'
 
@@ -78,12 +78,7 @@ export async function commentAuthor (db: Db, id: number): Promise<number | undef
   return row?.author_id
 }
 
-// Batch loaders (one statement each, whatever the number of ids), for `include=` and GraphQL.
-
-/** The first `limit` comments (by id) of each post; `columns` (the rows' narrowing) must include `post_id`. */
-export async function commentsByPostIds (db: Db, postIds: readonly number[], limit = EMBEDDED_LIMIT, columns: readonly string[] = commentList.columns): Promise<Map<number, Comment[]>> {
-  return firstChildren<Comment & Row>(db, links.commentsOfPost.table, links.commentsOfPost.key, postIds, columns, limit)
-}
+// A batch loader (one statement, whatever the number of ids), for GraphQL.
 
 export async function findCommentsByIds (db: Db, ids: readonly number[]): Promise<Map<number, Comment>> {
   return rowsById<Comment & Row>(db, 'comments', ids, commentList.columns)
