@@ -12,7 +12,7 @@ export { default as metrics, MAX_OPERATION_NAMES, OPERATION_LABELS, UNMATCHED_RO
 export { default as tracing, type TracingOptions } from './plugins/tracing.js'
 export { default as graphql, type GraphqlOptions, type GraphqlOwnOptions, type TandemGraphqlContext } from './graphql/index.js'
 export {
-  authRoutes, commentsRoutes, ordersRoutes, postsRoutes, productsRoutes, profilesRoutes, usersRoutes,
+  authRoutes, commentsRoutes, declaredResourceRoutes, ordersRoutes, postsRoutes, productsRoutes, profilesRoutes, usersRoutes,
   type ResourceRoutesOptions
 } from './app/resource-routes.js'
 export { errorHandler, notFoundHandler } from './plugins/errors.js'

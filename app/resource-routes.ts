@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import * as routes from '../routes/index.js'
 import type { Resource } from '../schema/resource.js'
 import { declaredRoutes } from '../routes/resource.js'
-import { builtInResources } from '../rules/built-in-resources.js'
+import { builtInResources, servedResources } from '../rules/built-in-resources.js'
 import { products } from '../rules/products.js'
 import { restScope } from './rest.js'
 
@@ -91,3 +91,14 @@ export const productsRoutes = mountable('tandem-products-routes', declaredRoutes
  * await app.register(ordersRoutes, { prefix: '/api/v1' })
  */
 export const ordersRoutes = mountable('tandem-orders-routes', routes.ordersRoutes)
+
+/**
+ * A host's declared resource's routes as a plugin, mounted where the host likes and without `tandem`
+ * (Tandem's database and auth plugins first, as for the built-in ones). `related` are the other
+ * declared resources its relations reach; the built-in declared ones are always known.
+ * @example
+ * await app.register(declaredResourceRoutes(labels), { prefix: '/api/v1' })
+ */
+export function declaredResourceRoutes (resource: Resource, related: readonly Resource[] = []): FastifyPluginAsync<ResourceRoutesOptions> {
+  return mountable(`tandem-${resource.plural}-routes`, declaredRoutes(resource, servedResources([resource, ...related])))
+}

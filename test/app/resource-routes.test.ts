@@ -1,8 +1,11 @@
 // Each resource's routes as a plugin a host mounts under a prefix of its own (app/resource-routes.ts).
 import Fastify from 'fastify'
 import t from 'tap'
-import { auth, database, productsRoutes } from '../../index.js'
+import { auth, database, declaredResourceRoutes, graphql, productsRoutes } from '../../index.js'
 import { authHeaders, body, resetDb, TEST_SECRET, testDb } from '../helpers/app.js'
+import '../helpers/source-package.js'
+
+const { labels, migrations } = await import('../../examples/labels.js')
 
 t.test('productsRoutes, the products\' declared routes, serve a host under any prefix', async (t) => {
   const db = await testDb()
@@ -30,4 +33,26 @@ t.test('productsRoutes, the products\' declared routes, serve a host under any p
   t.equal((await app.inject({ method: 'DELETE', url: `/shop/products/${pen.id}` })).statusCode, 401)
   t.equal((await app.inject('/api/v1/products')).statusCode, 404, 'nothing is mounted where the host did not ask')
   t.same(body(await app.inject('/hello')), { hello: 'world' }, 'the host\'s routes are its own')
+})
+
+t.test('a host\'s declared resource à la carte: its REST routes under any prefix, and GraphQL, without tandem', async (t) => {
+  const db = await testDb()
+  await resetDb(db)
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(database, { db, migrations })
+  await app.register(auth, { jwtSecret: TEST_SECRET })
+  await app.register(declaredResourceRoutes(labels), { prefix: '/mine', rateLimit: false })
+  await app.register(graphql, { resources: [labels] })
+  await app.ready()
+
+  const { id } = await db.insertInto('users').values({ name: 'Ann', email: 'ann@example.com' }).returning('id').executeTakeFirstOrThrow()
+  const ann = await authHeaders(app, { id, role: 'user' })
+  const created = await app.inject({ method: 'POST', url: '/mine/labels', headers: ann, payload: { name: 'todo' } })
+  t.equal(created.statusCode, 201)
+  t.equal(created.headers.location, `/mine/labels/${body<{ id: number }>(created).id}`, 'under the host\'s prefix')
+  t.match(body(await app.inject({ url: '/mine/labels', headers: ann })), { data: [{ name: 'todo', owner_id: id }] })
+  t.equal((await app.inject({ url: '/mine/labels' })).statusCode, 401, 'its rules hold')
+  const answer = await app.inject({ method: 'POST', url: '/graphql', headers: ann, payload: { query: '{ labels(limit: 5) { name } }' } })
+  t.same(body(answer), { data: { labels: [{ name: 'todo' }] } }, 'GraphQL serves it without tandem')
 })
