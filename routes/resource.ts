@@ -7,12 +7,16 @@ import { requireAuth } from '../plugins/auth.js'
 import { announce, assertMayChange, callerNeeded, readableOwner, replacedValues } from '../rules/resource.js'
 import { resourceWrites } from '../rules/resource-writes.js'
 import { IdParams, ItemQuery, ListOf, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
-import { notFound } from '../schema/errors.js'
+import { badRequest, notFound } from '../schema/errors.js'
 import { servedRelations } from '../schema/relation-targets.js'
 import type { AccessRule, Resource } from '../schema/resource.js'
 import { etagOf, ifMatch, sendEntity } from './conditional.js'
 import { found, sendList } from './reply.js'
 import { embedding, relatedListRoute, selectionWith, withIncludable } from './related.js'
+
+/** No body, or an empty object: what an action without `input` takes. */
+const isEmptyBody = (body: unknown): boolean =>
+  body === undefined || (typeof body === 'object' && body !== null && !Array.isArray(body) && Object.keys(body).length === 0)
 
 type Query = Record<string, unknown> & { fields?: string, include?: string }
 type Params = { id: number }
@@ -147,10 +151,12 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
           summary: action.summary ?? `${name} a ${resource.name}`,
           params: IdParams,
           querystring: WriteQuery,
-          ...action.input === undefined ? {} : { body: action.input },
+          // Closed like every other body of the API unless the host opened it; no body at all when there is no input.
+          ...action.input === undefined ? {} : { body: { ...action.input, additionalProperties: action.input.additionalProperties ?? false } },
           response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) }
         }
       }, async (request, reply) => {
+        if (action.input === undefined && !isEmptyBody(request.body)) throw badRequest(`${name} takes no body`, 'body')
         const input = (request.body ?? {}) as Record<string, unknown>
         const row = found(await writes.act(request.db, name, (request.params as Params).id, request.user, action.input === undefined ? {} : input, ifMatch(request)), resource.name)
         request.afterCommit(() => { announce(app, resource, 'updated', row) })

@@ -414,6 +414,11 @@ t.test('actions: POST /labels/{id}/archive on the locked row, with the owner rul
   t.equal((await asAnn('POST', '/labels/999999/archive')).statusCode, 404)
   t.equal((await asAnn('POST', `/labels/${label.id}/archive`, undefined, { 'if-match': '"stale"' })).statusCode, 412)
   t.equal((await asAnn('POST', `/labels/${label.id}/unarchive`)).statusCode, 404, 'an action that is not declared')
+  for (const payload of ['[1]', 'null', '{"reason":"tidy"}', '"archive"']) {
+    const refused = await app.inject({ method: 'POST', url: `/api/v1/labels/${label.id}/archive`, headers: { ...ann.headers, 'content-type': 'application/json' }, payload })
+    t.same([refused.statusCode, body(refused)], [400, { error: 'archive takes no body', field: 'body' }], `regression: an action without input ran with the body ${payload}`)
+  }
+  t.equal((await asAnn('POST', `/labels/${label.id}/archive`, {}, { 'if-match': '"stale"' })).statusCode, 412, 'an empty object is no body')
 
   const archived = await asAnn('POST', `/labels/${label.id}/archive`, undefined, { 'if-match': String(created.headers.etag) })
   t.equal(archived.statusCode, 200)
@@ -461,7 +466,7 @@ t.test('actions in GraphQL: archiveLabel(id) with the same rules and answers', a
 })
 
 t.test('actions with an input, checked alike in both styles; what an action wrote goes when it throws', async (t) => {
-  const recolor = Type.Object({ color: Type.String({ pattern: '^#[0-9a-f]{6}$' }), also_rename: Type.Optional(Type.String({ minLength: 1 })), like_id: Type.Optional(Type.Integer()) }, { additionalProperties: false })
+  const recolor = Type.Object({ color: Type.String({ pattern: '^#[0-9a-f]{6}$' }), also_rename: Type.Optional(Type.String({ minLength: 1 })), like_id: Type.Optional(Type.Integer()) })
   const withInput = defineResource({
     ...labels.declaration,
     actions: {
@@ -483,6 +488,7 @@ t.test('actions with an input, checked alike in both styles; what an action wrot
   const label = body<Label>(await asAnn('POST', '/labels', { name: 'plain' }))
 
   t.equal((await asAnn('POST', `/labels/${label.id}/recolor`)).statusCode, 400, 'the body is required')
+  t.match(body(await asAnn('POST', `/labels/${label.id}/recolor`, { color: '#00ff00', extra: 1 })), { field: 'extra' }, 'an input is closed unless the host opens it')
   const bad = await asAnn('POST', `/labels/${label.id}/recolor`, { color: 'red' })
   t.equal(bad.statusCode, 400)
   t.match(body(bad), { field: 'color' })
