@@ -1,7 +1,8 @@
+import type autocannon from 'autocannon'
 import type { Db } from '../db/connect.js'
 import type { BenchCase, CaseContext } from './cases.js'
 import { checkStock, markStock, type StockCheck } from './data.js'
-import { fire, responses } from './load.js'
+import { fire, responses, type Fired, type Load } from './load.js'
 import type { Server } from './servers.js'
 import type { Settings } from './settings.js'
 import type { Executed, StatementCounter } from './statements.js'
@@ -80,8 +81,39 @@ export async function backgroundRate (statements: StatementCounter, seconds = 3)
   return before === undefined || after === undefined ? 0 : round((after.calls - before.calls) / seconds)
 }
 
-/** Warms up, then measures one case against `server`: throughput, latency, errors, SQL, CPU, memory. */
-export async function measure (bench: BenchCase, server: Server, context: CaseContext, tools: Tools): Promise<CaseResult> {
+interface Counted {
+  /** Responses to the counted requests (their failures count as the run's). */
+  fired: Fired | undefined
+  executed: Executed | undefined
+  answered: number
+}
+
+/**
+ * Statements are counted apart, over a fixed number of requests that all get their answer: a timed
+ * run cuts requests off when it stops, some of which the server has already started, some not.
+ */
+async function countStatements (load: Load, tools: Tools): Promise<Counted> {
+  const before = await quiet(tools.statements)
+  // Whole cycles of the case's requests on every connection (autocannon shares `amount` out evenly).
+  const cycles = Math.ceil(Math.max(4, 100 / load.connections) / load.requests.length)
+  const fired = await fire({ ...load, amount: load.connections * load.requests.length * cycles })
+  const after = await quiet(tools.statements)
+  const answered = responses(fired.result)
+  const executed = before.executed === undefined || after.executed === undefined || answered === 0
+    ? undefined
+    : {
+        calls: after.executed.calls - before.executed.calls - tools.background * (after.at - before.at) / 1000,
+        ms: after.executed.ms - before.executed.ms
+      }
+  return { fired, executed, answered }
+}
+
+/**
+ * Warms up, then measures one case against `server`: throughput, latency, errors, CPU, memory, and,
+ * when `counting` and the server has pg_stat_statements, the SQL statements per request (the same in
+ * every pass, so a run counts them once).
+ */
+export async function measure (bench: BenchCase, server: Server, context: CaseContext, tools: Tools, counting: boolean): Promise<CaseResult> {
   const { settings } = tools
   const load = { origin: server.origin, requests: bench.requests(context), connections: settings.connections }
   const mark = bench.writes ? await markStock(tools.db) : undefined
@@ -94,20 +126,11 @@ export async function measure (bench: BenchCase, server: Server, context: CaseCo
   const serverRss = rss.stop()
   const cpu = cpuBetween(cpuBefore, sampleCpu(), { server: server.pid, postmaster: tools.postmaster })
 
-  // Statements are counted apart, over a fixed number of requests that all get their answer: a timed
-  // run cuts requests off when it stops, some of which the server has already started, some not.
-  const before = await quiet(tools.statements)
-  // Whole cycles of the case's requests on every connection (autocannon shares `amount` out evenly).
-  const cycles = Math.ceil(Math.max(4, 100 / settings.connections) / load.requests.length)
-  const counted = await fire({ ...load, amount: settings.connections * load.requests.length * cycles })
-  const after = await quiet(tools.statements)
-  const answered = responses(counted.result)
-  const executed = before.executed === undefined || after.executed === undefined || answered === 0
-    ? undefined
-    : {
-        calls: after.executed.calls - before.executed.calls - tools.background * (after.at - before.at) / 1000,
-        ms: after.executed.ms - before.executed.ms
-      }
+  const { fired: counted, executed, answered } = counting && tools.statements.available
+    ? await countStatements(load, tools)
+    : { fired: undefined, executed: undefined, answered: 0 }
+  const fired = [warmup, { result, firstBadBody }, ...counted === undefined ? [] : [counted]]
+  const sum = (pick: (r: autocannon.Result) => number) => fired.reduce((n, f) => n + pick(f.result), 0)
   const reqPerSec = round(result.requests.average, 0)
   const perRequest = (cores: number) => reqPerSec === 0 ? 0 : Math.round(cores / reqPerSec * 1e6)
   const caseResult: CaseResult = {
@@ -119,20 +142,19 @@ export async function measure (bench: BenchCase, server: Server, context: CaseCo
     requests: responses(result),
     reqPerSec,
     latencyMs: { p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
-    non2xx: result.non2xx + warmup.result.non2xx + counted.result.non2xx,
-    errors: result.errors + warmup.result.errors + counted.result.errors,
-    badBodies: result.mismatches + warmup.result.mismatches + counted.result.mismatches,
+    non2xx: sum((r) => r.non2xx),
+    errors: sum((r) => r.errors),
+    badBodies: sum((r) => r.mismatches),
     sqlPerRequest: executed === undefined ? null : round(executed.calls / answered),
     sqlMsPerRequest: executed === undefined ? null : round(executed.ms / answered, 3),
     cpuUsPerRequest: { server: perRequest(cpu.server), postgres: perRequest(cpu.postgres) },
     serverRss,
     cpu
   }
-  const bad = firstBadBody ?? warmup.firstBadBody ?? counted.firstBadBody
+  const bad = fired.find((f) => f.firstBadBody !== undefined)?.firstBadBody
   if (bad !== undefined) caseResult.firstBadBody = bad
   if (mark !== undefined) {
-    const created = (fired: typeof result) => fired.statusCodeStats?.['201']?.count ?? 0
-    caseResult.stock = { ...await checkStock(tools.db, mark), created: created(warmup.result) + created(result) + created(counted.result) }
+    caseResult.stock = { ...await checkStock(tools.db, mark), created: sum((r) => r.statusCodeStats?.['201']?.count ?? 0) }
   }
   return caseResult
 }
@@ -191,8 +213,8 @@ export function combineRuns (runs: CaseResult[]): CaseResult {
 
 /**
  * One result for a case measured in several passes: the pass with the median req/s, so that its
- * latency, SQL, CPU and memory figures come from one and the same run, with every pass's req/s and
- * every pass's failures kept.
+ * latency, CPU and memory figures come from one and the same run, with every pass's req/s and every
+ * pass's failures kept. SQL per request comes from the pass that counted it (the first).
  */
 export function medianPass (results: CaseResult[]): CaseResult {
   const sorted = [...results].sort((a, b) => a.reqPerSec - b.reqPerSec)
@@ -204,6 +226,8 @@ export function medianPass (results: CaseResult[]): CaseResult {
     non2xx: sum((r) => r.non2xx),
     errors: sum((r) => r.errors),
     badBodies: sum((r) => r.badBodies),
+    sqlPerRequest: results.find((r) => r.sqlPerRequest !== null)?.sqlPerRequest ?? null,
+    sqlMsPerRequest: results.find((r) => r.sqlMsPerRequest !== null)?.sqlMsPerRequest ?? null,
     passes: results.map((r) => r.reqPerSec),
     runs: results.flatMap((r) => r.runs ?? [[r.reqPerSec]]),
     ...(median.firstBadBody === undefined && results.some((r) => r.firstBadBody !== undefined) ? { firstBadBody: results.find((r) => r.firstBadBody !== undefined)?.firstBadBody } : {}),

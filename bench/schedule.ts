@@ -1,23 +1,18 @@
 import type { BenchCase } from './cases.js'
 
 /**
- * The cases whose req/s are compared with one another (the targets' ratios and the references'),
- * in the order they run within a pass; each pass runs them once more in reverse, then the rest.
- * Neighbours here are the pairs the targets compare: baseline and first page, first and deep page
- * (the declared resource's page sits one away from the first page);
- * then the deep page and its controls: the second page (a cursor at the other end of the list) and
- * the first page with the deep page's widths.
+ * The cases whose req/s the targets compare with one another, in the order they run within a pass;
+ * each pass runs them once more in reverse, then the rest once. Neighbours here are the pairs the
+ * targets compare: the declared resource's page and the first page sit one apart, then baseline and
+ * first page, first and deep page, and GraphQL flat beside the deep page (it is judged against the
+ * first page, two away). References and controls explain a target and judge nothing: run once, they
+ * keep a full run within its time.
  */
 export const MIRRORED = [
-  'floor-first-page-limited',
-  'floor-first-page-jwt',
-  'floor-first-page',
   'rest-declared-first-page',
   'baseline',
   'rest-first-page',
   'rest-deep-keyset',
-  'rest-second-page',
-  'rest-first-page-desc',
   'graphql-flat'
 ] as const
 

@@ -31,10 +31,13 @@ export const FULL: Settings = {
   deepOffset: 90_000,
   connections: 50,
   seconds: 6,
-  warmupSeconds: 2,
+  // Every server has served the passes before, and the case before this one warmed the connections'
+  // paths: one second lets the previous case's load drain rather than warming a cold process.
+  warmupSeconds: 1,
   // Two runs of one case seconds apart can differ by far more than a target's margin on the 2-vCPU
   // VM (BENCHMARKS.md, 'This machine and its noise'): a median of 3 paired passes leaves a target to
-  // the cost, not to one unlucky pass, and keeps a full run within 10 minutes.
+  // the cost, not to one unlucky pass; with references and controls run once per pass, a full run
+  // stays within 10 minutes.
   passes: 3
 }
 

@@ -17,7 +17,12 @@ t.test('a pass runs the compared cases as A B … B A, then every other case onc
   // The pairs the targets compare are neighbours, so that little else runs between them.
   t.equal(schedule.indexOf('rest-first-page') - schedule.indexOf('baseline'), 1)
   t.equal(schedule.indexOf('rest-deep-keyset') - schedule.indexOf('rest-first-page'), 1)
-  t.equal(schedule.indexOf('rest-second-page') - schedule.indexOf('rest-deep-keyset'), 1)
+  t.equal(schedule.indexOf('rest-first-page') - schedule.indexOf('rest-declared-first-page'), 2)
+  t.equal(schedule.indexOf('graphql-flat') - schedule.indexOf('rest-first-page'), 2)
+  // References and controls judge nothing: once per pass.
+  for (const id of ['floor-first-page', 'floor-first-page-jwt', 'floor-first-page-limited', 'rest-second-page', 'rest-first-page-desc']) {
+    t.equal(schedule.filter((each) => each === id).length, 1, `${id} runs once`)
+  }
 })
 
 t.test('--only keeps the mirror for what is left of it, and one mirrored case runs once', async (t) => {
@@ -101,4 +106,22 @@ t.test('the deep page\'s controls are median ratios per pass, each only when bot
     { name: 'REST second page vs first page (what any cursor costs)', measured: '1.25×' }
   ])
   t.same(evaluateControls([first, second]), [{ name: 'REST second page vs first page (what any cursor costs)', measured: '1.25×' }])
+})
+
+t.test('SQL per request counted in the first pass is the case\'s, whichever pass is the median', async (t) => {
+  const counted = run('graphql-nested', 900, { sqlPerRequest: 2, sqlMsPerRequest: 1.5 })
+  const uncounted = (reqPerSec: number) => run('graphql-nested', reqPerSec, { sqlPerRequest: null, sqlMsPerRequest: null })
+  const result = medianPass([counted, uncounted(1000), uncounted(1100)])
+  t.equal(result.reqPerSec, 1000)
+  t.equal(result.sqlPerRequest, 2)
+  t.equal(result.sqlMsPerRequest, 1.5)
+  t.equal(medianPass([uncounted(1), uncounted(2), uncounted(3)]).sqlPerRequest, null, 'never counted: unknown')
+})
+
+t.test('a full run\'s time is a target, judged only when given', async (t) => {
+  const cases = [run('baseline', 5000), run('rest-first-page', 4800)]
+  const timed = (wallSeconds?: number) => evaluateTargets(cases, wallSeconds === undefined ? undefined : { wallSeconds }).find((target) => target.name.startsWith('full run'))
+  t.match(timed(599), { wanted: '≤ 10 min', measured: '9 min 59 s', met: true })
+  t.match(timed(601), { measured: '10 min 1 s', met: false })
+  t.equal(timed(), undefined)
 })
