@@ -102,26 +102,34 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
       const edges = page.data.map((row, at) => ({ cursor: cursorAfterId(context, row.id), node: shown[at] }))
       return { edges, pageInfo: { hasNextPage: 'pagination' in page && page.pagination.hasMore, endCursor: edges.at(-1)?.cursor ?? null } }
     }
-    Mutation[names.create] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-      const caller = await callerFor(ctx, resource.auth.create)
-      const input = checkInput<Row>(resource.schemas.create, asColumns(args.input as Args))
-      const row = await writes.create(ctx.app.db, caller, input)
-      announce(ctx.app, resource, 'created', row)
-      return (await answered(ctx, [{ ...row }], asked(info)))[0]
+    // A write whose rule is `false` has no mutation.
+    const { create, update, delete: remove } = resource.auth
+    if (create !== false) {
+      Mutation[names.create] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+        const caller = await callerFor(ctx, create)
+        const input = checkInput<Row>(resource.schemas.create, asColumns(args.input as Args))
+        const row = await writes.create(ctx.app.db, caller, input)
+        announce(ctx.app, resource, 'created', row)
+        return (await answered(ctx, [{ ...row }], asked(info)))[0]
+      }
     }
-    Mutation[names.update] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-      const caller = await callerFor(ctx, resource.auth.update) as AccessUser
-      const input = checkInput<Row>(resource.schemas.patch, asColumns(args.input as Args))
-      const row = await writes.update(ctx.app.db, parseId(args.id, 'id'), caller, input, (current) => { assertMayChange(resource, 'update', caller, current) })
-      if (row === undefined) throw notFound(resource.name)
-      announce(ctx.app, resource, 'updated', row)
-      return (await answered(ctx, [{ ...row }], asked(info)))[0]
+    if (update !== false) {
+      Mutation[names.update] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+        const caller = await callerFor(ctx, update) as AccessUser
+        const input = checkInput<Row>(resource.schemas.patch, asColumns(args.input as Args))
+        const row = await writes.update(ctx.app.db, parseId(args.id, 'id'), caller, input, (current) => { assertMayChange(resource, 'update', caller, current) })
+        if (row === undefined) throw notFound(resource.name)
+        announce(ctx.app, resource, 'updated', row)
+        return (await answered(ctx, [{ ...row }], asked(info)))[0]
+      }
     }
-    Mutation[names.remove] = async (_root: unknown, args: Args, ctx: Context) => {
-      const caller = await callerFor(ctx, resource.auth.delete) as AccessUser
-      const row = await writes.remove(ctx.app.db, parseId(args.id, 'id'), caller, (current) => { assertMayChange(resource, 'delete', caller, current) })
-      if (row !== undefined) announce(ctx.app, resource, 'deleted', row)
-      return row !== undefined
+    if (remove !== false) {
+      Mutation[names.remove] = async (_root: unknown, args: Args, ctx: Context) => {
+        const caller = await callerFor(ctx, remove) as AccessUser
+        const row = await writes.remove(ctx.app.db, parseId(args.id, 'id'), caller, (current) => { assertMayChange(resource, 'delete', caller, current) })
+        if (row !== undefined) announce(ctx.app, resource, 'deleted', row)
+        return row !== undefined
+      }
     }
     for (const [name, action] of Object.entries(resource.declaration.actions ?? {})) {
       const inputFields = Object.entries(action.input?.properties ?? {})

@@ -30,7 +30,8 @@ function routeAuth (rule: AccessRule): AuthRule | undefined {
 /**
  * The REST routes of a declared resource: `GET/POST /{plural}`, `GET/PUT/PATCH/DELETE /{plural}/{id}`,
  * and `GET /{plural}/{id}/{relation}` for its list relations (those other declarations add to it
- * through `inverse` too). `resources` are every declared resource, where its relations' targets are found.
+ * through `inverse` too). A write whose rule is `false` has no route (the router's 404).
+ * `resources` are every declared resource, where its relations' targets are found.
  */
 export function declaredRoutes (resource: Resource, resources: readonly Resource[] = [resource]): FastifyPluginAsync {
   const data = resourceData(resource)
@@ -113,35 +114,41 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       return sendEntity(request, reply, row)
     })
 
-    app.post(`/${plural}`, {
-      config: withAuth(auth.create, true),
-      schema: { tags, summary: `Create a ${resource.name}`, querystring: WriteQuery, body: schemas.create, response: { 201: schemas.item, ...errors(400, 401, 403, 409, 413, 415, 422, 429) } }
-    }, async (request, reply) => {
-      const row = await writes.create(request.db, auth.create === 'public' ? undefined : request.user, request.body as Record<string, unknown>)
-      request.afterCommit(() => { announce(app, resource, 'created', row) })
-      const collection = (request.url.split('?')[0] ?? '').replace(/\/$/, '')
-      return written(reply.code(201).header('location', `${collection}/${row.id}`), row)
-    })
+    if (auth.create !== false) {
+      const rule = auth.create
+      app.post(`/${plural}`, {
+        config: withAuth(rule, true),
+        schema: { tags, summary: `Create a ${resource.name}`, querystring: WriteQuery, body: schemas.create, response: { 201: schemas.item, ...errors(400, 401, 403, 409, 413, 415, 422, 429) } }
+      }, async (request, reply) => {
+        const row = await writes.create(request.db, rule === 'public' ? undefined : request.user, request.body as Record<string, unknown>)
+        request.afterCommit(() => { announce(app, resource, 'created', row) })
+        const collection = (request.url.split('?')[0] ?? '').replace(/\/$/, '')
+        return written(reply.code(201).header('location', `${collection}/${row.id}`), row)
+      })
+    }
 
-    app.put(`/${plural}/:id`, {
-      config: withAuth(auth.update),
-      schema: { tags, summary: `Replace a ${resource.name}`, params: IdParams, querystring: WriteQuery, body: schemas.replace, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
-    }, async (request, reply) => {
-      const values = replacedValues(resource, request.body as Record<string, unknown>)
-      const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, check(request, 'update')), resource.name)
-      announce(app, resource, 'updated', row)
-      return written(reply, row)
-    })
+    if (auth.update !== false) {
+      const rule = auth.update
+      app.put(`/${plural}/:id`, {
+        config: withAuth(rule),
+        schema: { tags, summary: `Replace a ${resource.name}`, params: IdParams, querystring: WriteQuery, body: schemas.replace, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
+      }, async (request, reply) => {
+        const values = replacedValues(resource, request.body as Record<string, unknown>)
+        const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, check(request, 'update')), resource.name)
+        announce(app, resource, 'updated', row)
+        return written(reply, row)
+      })
 
-    app.patch(`/${plural}/:id`, {
-      config: withAuth(auth.update),
-      schema: { tags, summary: `Change some fields of a ${resource.name}`, params: IdParams, querystring: WriteQuery, body: schemas.patch, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
-    }, async (request, reply) => {
-      const values = request.body as Record<string, unknown>
-      const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, check(request, 'update')), resource.name)
-      announce(app, resource, 'updated', row)
-      return written(reply, row)
-    })
+      app.patch(`/${plural}/:id`, {
+        config: withAuth(rule),
+        schema: { tags, summary: `Change some fields of a ${resource.name}`, params: IdParams, querystring: WriteQuery, body: schemas.patch, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
+      }, async (request, reply) => {
+        const values = request.body as Record<string, unknown>
+        const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, check(request, 'update')), resource.name)
+        announce(app, resource, 'updated', row)
+        return written(reply, row)
+      })
+    }
 
     for (const [name, action] of Object.entries(resource.declaration.actions ?? {})) {
       app.post(`/${plural}/:id/${name}`, {
@@ -164,14 +171,16 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       })
     }
 
-    app.delete(`/${plural}/:id`, {
-      config: withAuth(auth.delete),
-      schema: { tags, summary: `Delete a ${resource.name}`, params: IdParams, querystring: WriteQuery, response: { 204: NoContent, ...errors(400, 401, 403, 404, 409, 412, 422, 429) } }
-    }, async (request, reply) => {
-      const row = await writes.remove(app.db, (request.params as Params).id, request.user, check(request, 'delete'))
-      if (row === undefined) throw notFound(resource.name)
-      announce(app, resource, 'deleted', row)
-      return reply.code(204).send(null)
-    })
+    if (auth.delete !== false) {
+      app.delete(`/${plural}/:id`, {
+        config: withAuth(auth.delete),
+        schema: { tags, summary: `Delete a ${resource.name}`, params: IdParams, querystring: WriteQuery, response: { 204: NoContent, ...errors(400, 401, 403, 404, 409, 412, 422, 429) } }
+      }, async (request, reply) => {
+        const row = await writes.remove(app.db, (request.params as Params).id, request.user, check(request, 'delete'))
+        if (row === undefined) throw notFound(resource.name)
+        announce(app, resource, 'deleted', row)
+        return reply.code(204).send(null)
+      })
+    }
   }
 }

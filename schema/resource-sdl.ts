@@ -123,8 +123,28 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
     const actions = actionSdl(resource, names.type)
     const relations = resolveRelations(resource, known)
     const { owner, ownerOnCreate } = resource.declaration
+    // A write whose rule is `false` has no mutation (nor input).
+    const mutations = [
+      ...resource.auth.create === false
+        ? []
+        : [`  ${described(`Creates a ${resource.name}${owner === undefined ? '' : ownerOnCreate === undefined ? ' (its owner: the caller)' : ` (its owner: the caller, or \`${camelCase(owner)}\` where the ${resource.name}'s rule allows)`}.`)}`,
+            `  ${names.create}(input: ${names.createInput}!): ${names.type}`],
+      ...resource.auth.update === false
+        ? []
+        : [`  ${described(`Changes the fields given of the ${resource.name}.`)}`, `  ${names.update}(id: ID!, input: ${names.updateInput}!): ${names.type}`],
+      ...resource.auth.delete === false
+        ? []
+        : [`  ${described(`Deletes the ${resource.name}; false when there was none.`)}`, `  ${names.remove}(id: ID!): Boolean`],
+      ...actions.mutations
+    ]
     // A create that may name its owner takes it, optionally.
     const namedOwner = ownerOnCreate === undefined || owner === undefined ? [] : [`  ${described('Left out: the caller.')}`, field(owner, false)]
+    const createInput = [
+      `input ${names.createInput} {`,
+      ...writable.map((column) => `${field(column, !nullable(column) && defaultOf(column) === '')}${defaultOf(column)}`),
+      ...namedOwner,
+      '}'
+    ]
     return [
       `${described(`A ${resource.name} (REST: /${resource.plural}).`)}`,
       `type ${names.type} {`,
@@ -135,13 +155,8 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
       '}',
       `type ${names.edge} {\n  cursor: String!\n  node: ${names.type}!\n}`,
       `type ${names.connection} {\n  edges: [${names.edge}!]!\n  pageInfo: PageInfo!\n}`,
-      `input ${names.createInput} {`,
-      ...writable.map((column) => `${field(column, !nullable(column) && defaultOf(column) === '')}${defaultOf(column)}`),
-      ...namedOwner,
-      '}',
-      `input ${names.updateInput} {`,
-      ...writable.map((column) => field(column, false)),
-      '}',
+      ...resource.auth.create === false ? [] : createInput,
+      ...resource.auth.update === false ? [] : [`input ${names.updateInput} {`, ...writable.map((column) => field(column, false)), '}'],
       ...actions.inputs,
       'extend type Query {',
       `  ${described(`The ${resource.name} with this id, or null.`)}`,
@@ -151,15 +166,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
       `  ${described(`${capitalized(resource.plural)} in ascending id, a page at a time: \`first\` after the cursor \`after\`.`)}`,
       `  ${names.listConnection}(first: Int, after: String${filterArgs}): ${names.connection}!`,
       '}',
-      'extend type Mutation {',
-      `  ${described(`Creates a ${resource.name}${owner === undefined ? '' : ownerOnCreate === undefined ? ' (its owner: the caller)' : ` (its owner: the caller, or \`${camelCase(owner)}\` where the ${resource.name}'s rule allows)`}.`)}`,
-      `  ${names.create}(input: ${names.createInput}!): ${names.type}`,
-      `  ${described(`Changes the fields given of the ${resource.name}.`)}`,
-      `  ${names.update}(id: ID!, input: ${names.updateInput}!): ${names.type}`,
-      `  ${described(`Deletes the ${resource.name}; false when there was none.`)}`,
-      `  ${names.remove}(id: ID!): Boolean`,
-      ...actions.mutations,
-      '}',
+      ...mutations.length === 0 ? [] : ['extend type Mutation {', ...mutations, '}'],
       ...subscriptionSdl(resource, names.type, equality),
       ...inverseSdl(resource, names.type, relations)
     ].join('\n')

@@ -6,6 +6,13 @@ import { checkBehaviour, type ActionDeclaration, type ResourceHooks } from './re
 /** Who may do something to a declared resource. `owner` rules look at the declaration's `owner` column. */
 export type AccessRule = 'public' | 'authenticated' | 'admin' | 'owner' | 'ownerOrAdmin'
 export type ResourceAction = 'read' | 'create' | 'update' | 'delete'
+/** The writes a declared resource may leave unserved with the rule `false`. */
+export type ResourceWrite = Exclude<ResourceAction, 'read'>
+/**
+ * Who may do what to a declared resource: a rule per action; `false` for a write the resource does
+ * not offer at all (no route, no mutation, no OpenAPI entry). Reads are always offered.
+ */
+export type ResourceAuth = { read: AccessRule } & Record<ResourceWrite, AccessRule | false>
 /** What a declared resource announces after a write commits: GraphQL subscriptions `labelCreated`… */
 export type ResourceEvent = 'created' | 'updated' | 'deleted'
 
@@ -118,8 +125,14 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
   search?: ReadonlyArray<Field<R>>
   /** What `PATCH {}` (and an empty GraphQL update) does: `refused` (400) or `unchanged` (the row as it is). Default: `refused`. */
   emptyPatch?: 'refused' | 'unchanged'
-  /** Who may do what. Default: `authenticated` reads and creates, `ownerOrAdmin` (or `admin` without an owner) changes. */
-  auth?: Partial<Record<ResourceAction, AccessRule>>
+  /**
+   * Who may do what. Default: `authenticated` reads and creates, `ownerOrAdmin` (or `admin` without an
+   * owner) changes. `false` for `create`, `update` or `delete`: the resource does not offer that write
+   * at all: no REST route (404, as any unknown path), no GraphQL mutation, no OpenAPI entry, and no
+   * event of it (declaring one is a mistake). `read` cannot be `false`.
+   * @example { read: 'authenticated', create: 'authenticated', update: false, delete: 'ownerOrAdmin' }
+   */
+  auth?: Partial<{ read: AccessRule } & Record<ResourceWrite, AccessRule | false>>
   /** Other resources this one reaches: `include=` embeds them, and lists of them are served under `/{plural}/{id}/{relation}`. */
   relations?: Readonly<Record<string, RelationDeclaration>>
   /** Announced after the write commits, to the subscriptions `labelCreated`, `labelUpdated`, `labelDeleted`. Default: none. */
@@ -145,7 +158,8 @@ export interface Resource<R extends TObject = TObject> {
   readonly table: string
   /** Columns of the representation, `id` first. */
   readonly columns: readonly string[]
-  readonly auth: Readonly<Record<ResourceAction, AccessRule>>
+  /** The rule of each action; `false`: that write is not served. */
+  readonly auth: Readonly<ResourceAuth>
   /** The list filters, in the declaration's order (an equality filter is named after its field). */
   readonly filters: readonly ResourceFilter[]
   readonly schemas: {
@@ -250,7 +264,6 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     check(!declaration.generated.includes(field), declaration, `${field} is both generated and writable`)
     check(field !== declaration.owner, declaration, `${field} is the owner: it is set to the caller, never written`)
   }
-  check(declaration.writable.length > 0, declaration, 'at least one field must be writable')
   check(declaration.ownerOnCreate === undefined || (typeof declaration.ownerOnCreate === 'function' && declaration.owner !== undefined), declaration, 'ownerOnCreate must be a function, and needs an `owner` field')
   for (const { name: filter, field, op } of filters) {
     check(IDENTIFIER.test(filter), declaration, `filter ${filter} must be a lower-case identifier`)
@@ -277,21 +290,33 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     check(route === undefined || (('hasMany' in declared || 'manyToMany' in declared) && typeof route === 'boolean'), declaration, `relation ${relation}: route is a boolean of a hasMany or manyToMany`)
   }
   checkBehaviour(declaration, Object.keys(declaration.relations ?? {}))
-  for (const event of declaration.events ?? []) check(['created', 'updated', 'deleted'].includes(event), declaration, `unknown event ${JSON.stringify(event)}`)
 
-  const auth: Record<ResourceAction, AccessRule> = {
+  const auth: ResourceAuth = {
     read: 'authenticated',
     create: 'authenticated',
     update: declaration.owner === undefined ? 'admin' : 'ownerOrAdmin',
     delete: declaration.owner === undefined ? 'admin' : 'ownerOrAdmin',
     ...declaration.auth
   }
-  for (const [action, rule] of Object.entries(auth)) {
+  for (const [action, rule] of Object.entries(auth) as Array<[ResourceAction, AccessRule | false]>) {
+    if (rule === false && action !== 'read') continue
+    check(rule !== false, declaration, 'read cannot be false: a resource is always readable by someone')
     check(['public', 'authenticated', 'admin', 'owner', 'ownerOrAdmin'].includes(rule), declaration, `unknown ${action} rule ${JSON.stringify(rule)}`)
     check(!rule.startsWith('owner') || declaration.owner !== undefined, declaration, `the ${action} rule ${rule} needs an \`owner\` field`)
     check(action === 'read' || rule !== 'public', declaration, `${action} cannot be public: a write needs a caller`)
   }
   check(declaration.owner === undefined || auth.create !== 'public', declaration, 'create cannot be public when the owner is the caller')
+  check(declaration.writable.length > 0 || (auth.create === false && auth.update === false), declaration, 'at least one field must be writable')
+  // An event of a write that is not served would never be announced; actions announce `updated` too.
+  const announcedBy: Record<ResourceEvent, boolean> = {
+    created: auth.create !== false,
+    updated: auth.update !== false || Object.keys(declaration.actions ?? {}).length > 0,
+    deleted: auth.delete !== false
+  }
+  for (const event of declaration.events ?? []) {
+    check(['created', 'updated', 'deleted'].includes(event), declaration, `unknown event ${JSON.stringify(event)}`)
+    check(announcedBy[event], declaration, `the event ${event} is never announced: its write is not served (auth false)`)
+  }
 
   const pick = (fields: readonly string[]): TProperties => Object.fromEntries(fields.map((field) => [field, withoutDefault(properties[field] as TSchema)]))
   const writable = pick(declaration.writable)
