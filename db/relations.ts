@@ -112,14 +112,17 @@ export async function firstThrough<R extends Row> (
   return byParent
 }
 
-/** Rows of `table` whose id is one of `ids`, in ONE statement, keyed by id (those `narrow` keeps). */
-export async function rowsById<R extends Row> (db: Db, table: keyof Database, ids: readonly number[], columns: readonly string[], narrow?: Narrowing): Promise<Map<number, R>> {
+/**
+ * Rows of `table` whose id (or `key`, a singular resource's key) is one of `ids`, in ONE statement,
+ * keyed by it (those `narrow` keeps).
+ */
+export async function rowsById<R extends Row> (db: Db, table: keyof Database, ids: readonly number[], columns: readonly string[], narrow?: Narrowing, key = 'id'): Promise<Map<number, R>> {
   const found = new Map<number, R>()
   if (ids.length === 0) return found
-  const compiled = shapesOf(db).compile(`by id ${table} ${columns.join(',')}${narrowShape(narrow)}`, [idArray(ids), ...narrowValues(narrow)], ([wanted, owner]) =>
-    sql<R>`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)} where id = any(${wanted}::bigint[])${narrowed(narrow, owner)}`.compile(db))
+  const compiled = shapesOf(db).compile(`by ${key} ${table} ${columns.join(',')}${narrowShape(narrow)}`, [idArray(ids), ...narrowValues(narrow)], ([wanted, owner]) =>
+    sql<R>`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)} where ${sql.ref(key)} = any(${wanted}::bigint[])${narrowed(narrow, owner)}`.compile(db))
   const rows = await readRows<R>(db, compiled)
-  for (const row of rows) found.set(Number(row.id), row)
+  for (const row of rows) found.set(Number(row[key]), row)
   return found
 }
 

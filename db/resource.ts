@@ -29,6 +29,7 @@ export type Around<Current> = (trx: Db, current: Current, write: (values: Values
 export interface ResourceData {
   readonly list: ListSpec
   page: (db: Db, params: ListParams & Record<string, unknown>, context: ListContext) => Promise<ListPage>
+  /** The row whose key (`id`, or a singular resource's key) is `id`. */
   find: (db: Db, id: number, fields: string | undefined, owner?: number) => Promise<Row | undefined>
   /** Inserts the row; with `around`, in a transaction that `around` runs in too. */
   create: (db: Db, values: Values, around?: Around<undefined>) => Promise<Row>
@@ -65,7 +66,7 @@ const untyped = (db: Db): Kysely<any> => db as unknown as Kysely<any>
 
 /** The statements of `resource`, compiled and prepared like the built-in resources' (see db/pagination). */
 export function resourceData (resource: Resource): ResourceData {
-  const { table, columns, declaration } = resource
+  const { table, columns, declaration, key } = resource
   const filters: Record<string, Filter> = {}
   for (const { name, field, op } of resource.filters) filters[name] = filterOn(field, op)
   if (declaration.owner !== undefined) filters[OWNER_FILTER] = equals(declaration.owner)
@@ -73,10 +74,11 @@ export function resourceData (resource: Resource): ResourceData {
   const list = {
     table,
     columns,
-    sortable: Object.fromEntries(['id', ...(declaration.sort ?? [])].map((field) => [field, { nullable: acceptsNull(declaration.representation.properties[field] as TSchema) }])),
+    // A singular resource (a key other than `id`) is never listed.
+    sortable: key !== 'id' ? {} : Object.fromEntries(['id', ...(declaration.sort ?? [])].map((field) => [field, { nullable: acceptsNull(declaration.representation.properties[field] as TSchema) }])),
     filters
   } as unknown as ListSpec
-  const lock = (id: number) => async (trx: Db) => untyped(trx).selectFrom(table).select(columns).where('id', '=', id).forUpdate().executeTakeFirst() as Promise<Row | undefined>
+  const lock = (id: number) => async (trx: Db) => untyped(trx).selectFrom(table).select(columns).where(key, '=', id).forUpdate().executeTakeFirst() as Promise<Row | undefined>
 
   return {
     list,
@@ -85,9 +87,12 @@ export function resourceData (resource: Resource): ResourceData {
       return await paginate(db, list, params, context)
     },
     async find (db, id, fields, owner) {
-      let query = untyped(db).selectFrom(table).where('id', '=', id) as unknown as BaseQuery
+      let query = untyped(db).selectFrom(table).where(key, '=', id) as unknown as BaseQuery
       if (owner !== undefined) query = query.where(sql.ref(declaration.owner as string), '=', owner)
-      return await selectColumns(query, list, parseFields(list, fields)).executeTakeFirst() as Row | undefined
+      const selected = parseFields(list, fields)
+      // `parseFields` always keeps `id`; another key is kept here, first as in `columns`.
+      if (!selected.includes(key)) selected.unshift(key)
+      return await selectColumns(query, list, selected).executeTakeFirst() as Row | undefined
     },
     async create (db, values, around) {
       const insert = async (trx: Db, written: Values) => await untyped(trx).insertInto(table).values(written).returning(columns).executeTakeFirstOrThrow() as Row
@@ -98,14 +103,14 @@ export function resourceData (resource: Resource): ResourceData {
     async update (db, id, values, check, around) {
       const set = async (trx: Db, current: Row, written: Values) => Object.keys(written).length === 0
         ? current
-        : await untyped(trx).updateTable(table).set(written).where('id', '=', id).returning(columns).executeTakeFirstOrThrow() as Row
+        : await untyped(trx).updateTable(table).set(written).where(key, '=', id).returning(columns).executeTakeFirstOrThrow() as Row
       return lockedWrite(db, lock(id), check, async (trx, current) => around === undefined
         ? set(trx, current, values)
         : around(trx, current, async (written) => set(trx, current, written)))
     },
     async remove (db, id, check, around) {
       const remove = async (trx: Db, current: Row) => {
-        await untyped(trx).deleteFrom(table).where('id', '=', id).execute()
+        await untyped(trx).deleteFrom(table).where(key, '=', id).execute()
         return current
       }
       return lockedWrite(db, lock(id), check, async (trx, current) => around === undefined
@@ -168,6 +173,12 @@ export async function embedRelations (db: Db, rows: Row[], relations: readonly R
       return
     }
     const ids = rows.map((row) => Number(row.id))
+    if (relation.kind === 'hasOne' && relation.key === target.resource?.key) {
+      // A singular resource's row, found by its key (its parent's id): one each, no order needed.
+      const one = await rowsById(db, table, ids, columns, narrow, key)
+      for (const row of rows) row[relation.name] = one.get(Number(row.id)) ?? null
+      return
+    }
     const found = relation.kind === 'manyToMany'
       ? await firstThrough(db, { table: target.table, through: relation.through as string, key, otherKey: relation.otherKey as string }, ids, columns, limit, narrow)
       : await firstChildren(db, table, key, ids, columns, relation.kind === 'hasOne' ? 1 : limit, narrow)

@@ -97,7 +97,8 @@ export function declaredAnswers (resources: readonly Resource[]) {
     const wanted: RelationData[] = entry.relations.filter(({ relation }) => selected.has(relation.name))
     await withRelations(db, rows, wanted, selected, asked, caller)
     return rows.map((row) => {
-      const shown: Row = { id: row.id }
+      // The key is among `entry.fields`: only `id` is put first.
+      const shown = (resource.key === 'id' ? { id: row.id } : {}) as Row
       for (const [column, field] of entry.fields) if (column in row) shown[field] = row[column]
       for (const { relation } of wanted) shown[relation.name] = row[relation.name]
       return shown

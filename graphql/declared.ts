@@ -47,6 +47,8 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
     const data = resourceData(resource)
     const writes = resourceWrites(resource, data)
     const names = graphqlNames(resource)
+    // A singular resource has no list, create or delete, and names a row by its key (`userId`).
+    const singular = resource.declaration.singularOf !== undefined
     const columnOf = new Map(resource.columns.map((column) => [camelCase(column), column]))
     // The rows as GraphQL answers, with the relations `nodes` select loaded below them.
     const answered = async (ctx: Context, rows: PageRow[], selection: Asked, caller: Caller = ctx.viewer): Promise<PageRow[]> =>
@@ -83,24 +85,26 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
 
     Query[names.one] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
       const caller = await callerFor(ctx, resource.auth.read)
-      const row = await data.find(ctx.app.db, parseId(args.id, 'id'), undefined, readableOwner(resource, caller))
+      const row = await data.find(ctx.app.db, parseId(args[names.key], names.key), undefined, readableOwner(resource, caller))
       return row === undefined ? null : (await answered(ctx, [row], asked(info)))[0]
     }
-    Query[names.list] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-      const caller = await callerFor(ctx, resource.auth.read)
-      const context = listContext(ctx, args, caller)
-      const offset = args.offset as number | null | undefined ?? undefined
-      const page = await data.page(ctx.app.db, { limit: listLimit(args.limit), offset }, context)
-      return answered(ctx, page.data, asked(info))
-    }
-    Query[names.listConnection] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-      const caller = await callerFor(ctx, resource.auth.read)
-      const context = listContext(ctx, args, caller)
-      const page = await data.page(ctx.app.db, { limit: listLimit(args.first, 'first'), cursor: args.after as string | null | undefined ?? undefined }, context)
-      const nodes = selectedFields(selectedFields(info.fieldNodes, info.fragments).get('edges') ?? [], info.fragments).get('node') ?? []
-      const shown = await answered(ctx, page.data, asked(info, nodes))
-      const edges = page.data.map((row, at) => ({ cursor: cursorAfterId(context, row.id), node: shown[at] }))
-      return { edges, pageInfo: { hasNextPage: 'pagination' in page && page.pagination.hasMore, endCursor: edges.at(-1)?.cursor ?? null } }
+    if (!singular) {
+      Query[names.list] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+        const caller = await callerFor(ctx, resource.auth.read)
+        const context = listContext(ctx, args, caller)
+        const offset = args.offset as number | null | undefined ?? undefined
+        const page = await data.page(ctx.app.db, { limit: listLimit(args.limit), offset }, context)
+        return answered(ctx, page.data, asked(info))
+      }
+      Query[names.listConnection] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+        const caller = await callerFor(ctx, resource.auth.read)
+        const context = listContext(ctx, args, caller)
+        const page = await data.page(ctx.app.db, { limit: listLimit(args.first, 'first'), cursor: args.after as string | null | undefined ?? undefined }, context)
+        const nodes = selectedFields(selectedFields(info.fieldNodes, info.fragments).get('edges') ?? [], info.fragments).get('node') ?? []
+        const shown = await answered(ctx, page.data, asked(info, nodes))
+        const edges = page.data.map((row, at) => ({ cursor: cursorAfterId(context, row.id), node: shown[at] }))
+        return { edges, pageInfo: { hasNextPage: 'pagination' in page && page.pagination.hasMore, endCursor: edges.at(-1)?.cursor ?? null } }
+      }
     }
     // A write whose rule is `false` has no mutation.
     const { create, update, delete: remove } = resource.auth
@@ -117,8 +121,8 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
       Mutation[names.update] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
         const caller = await callerFor(ctx, update) as AccessUser
         const input = checkInput<Row>(resource.schemas.patch, asColumns(args.input as Args))
-        const row = await writes.update(ctx.app.db, parseId(args.id, 'id'), caller, input, (current) => { assertMayChange(resource, 'update', caller, current) })
-        if (row === undefined) throw notFound(resource.name)
+        const row = await writes.update(ctx.app.db, parseId(args[names.key], names.key), caller, input, (current) => { assertMayChange(resource, 'update', caller, current) })
+        if (row === undefined) throw notFound(resource.declaration.singularOf?.resource ?? resource.name)
         announce(ctx.app, resource, 'updated', row)
         return (await answered(ctx, [{ ...row }], asked(info)))[0]
       }
@@ -143,8 +147,8 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
           return [column, ids.has(column) && value !== null ? parseId(value, field) : value]
         }))
         const input = action.input === undefined ? {} : checkInput<Row>(action.input, given)
-        const row = await writes.act(ctx.app.db, name, parseId(args.id, 'id'), caller, input)
-        if (row === undefined) throw notFound(resource.name)
+        const row = await writes.act(ctx.app.db, name, parseId(args[names.key], names.key), caller, input)
+        if (row === undefined) throw notFound(resource.declaration.singularOf?.resource ?? resource.name)
         announce(ctx.app, resource, 'updated', row)
         return (await answered(ctx, [{ ...row }], asked(info)))[0]
       }

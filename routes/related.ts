@@ -27,11 +27,12 @@ export function relationProperties (relations: readonly RelationData[]): Record<
   return properties
 }
 
-/** A representation narrowed by `fields=`, with its relations as `include=` embeds them. */
-export function selectionWith (item: { properties: Record<string, TSchema> }, relations: readonly RelationData[]): TSchema {
+/** A representation narrowed by `fields=` (never leaving out its `key`), with its relations as `include=` embeds them. */
+export function selectionWith (item: { properties: Record<string, TSchema> }, relations: readonly RelationData[], key = 'id'): TSchema {
   const properties: Record<string, TSchema> = {}
-  for (const [field, schema] of Object.entries(item.properties)) if (field !== 'id') properties[field] = schema
-  return Selectable({ ...properties, ...relationProperties(relations) })
+  for (const [field, schema] of Object.entries(item.properties)) if (field !== key) properties[field] = schema
+  const rest = { ...properties, ...relationProperties(relations) }
+  return key === 'id' ? Selectable(rest) : Type.Composite([Type.Object({ [key]: item.properties[key] as TSchema }), Type.Partial(Type.Object(rest))])
 }
 
 /** A built-in representation with the relations declared resources add to it (`schema` itself when none). */

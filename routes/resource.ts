@@ -8,7 +8,7 @@ import { announce, assertMayChange, callerNeeded, readableOwner, replacedValues 
 import { resourceWrites } from '../rules/resource-writes.js'
 import { IdParams, ItemQuery, ListOf, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
 import { badRequest, notFound } from '../schema/errors.js'
-import { servedRelations } from '../schema/relation-targets.js'
+import { parentOf, servedRelations } from '../schema/relation-targets.js'
 import type { AccessRule, Resource } from '../schema/resource.js'
 import { etagOf, ifMatch, sendEntity } from './conditional.js'
 import { found, sendList } from './reply.js'
@@ -30,8 +30,9 @@ function routeAuth (rule: AccessRule): AuthRule | undefined {
 /**
  * The REST routes of a declared resource: `GET/POST /{plural}`, `GET/PUT/PATCH/DELETE /{plural}/{id}`,
  * and `GET /{plural}/{id}/{relation}` for its list relations (those other declarations add to it
- * through `inverse` too). A write whose rule is `false` has no route (the router's 404).
- * `resources` are every declared resource, where its relations' targets are found.
+ * through `inverse` too). A write whose rule is `false` has no route (the router's 404). A singular
+ * resource has `GET/PUT/PATCH /{parent plural}/{id}/{name}` only (its create and delete are `false`).
+ * `resources` are every declared resource, where its relations' targets (and parent) are found.
  */
 export function declaredRoutes (resource: Resource, resources: readonly Resource[] = [resource]): FastifyPluginAsync {
   const data = resourceData(resource)
@@ -39,7 +40,13 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
   const relations = servedRelations(resource, resources).map(relationData)
   const relationNames = relations.map(({ relation }) => relation.name)
   const { plural, auth } = resource
-  const selection = selectionWith(resource.schemas.item, relations)
+  // A singular resource is served under its parent, whose name a 404 gives, and is never listed.
+  const parent = parentOf(resource, resources)
+  const singular = parent !== undefined
+  const itemPath = singular ? `/${parent.plural}/:id/${resource.name}` : `/${plural}/:id`
+  const missing = parent?.name ?? resource.name
+  const one = singular ? `the ${resource.name} of a ${parent.name}` : `a ${resource.name}`
+  const selection = selectionWith(resource.schemas.item, relations, resource.key)
   // `include` names what may be included, in OpenAPI.
   const schemas = {
     ...resource.schemas,
@@ -89,27 +96,29 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       })
     }
 
-    app.get(`/${plural}`, {
-      config: withAuth(auth.read),
-      schema: { tags, summary: `List ${plural}`, querystring: schemas.listQuery, response: { 200: schemas.list, ...errors(400, 401, 403, 429) } }
-    }, async (request, reply) => {
-      const query = request.query as Query
-      const shape = await includes(request, query)
-      const filters: Record<string, unknown> = Object.fromEntries(filterNames.map((name) => [name, query[name]]))
-      const owner = readableOwner(resource, caller(request))
-      if (owner !== undefined) filters[OWNER_FILTER] = owner
-      const page = await data.page(app.db, { ...query, fields: shape.fields }, { secret: secret(), filters })
-      await shape.embed(page.data)
-      return sendList(request, reply, page)
-    })
+    if (!singular) {
+      app.get(`/${plural}`, {
+        config: withAuth(auth.read),
+        schema: { tags, summary: `List ${plural}`, querystring: schemas.listQuery, response: { 200: schemas.list, ...errors(400, 401, 403, 429) } }
+      }, async (request, reply) => {
+        const query = request.query as Query
+        const shape = await includes(request, query)
+        const filters: Record<string, unknown> = Object.fromEntries(filterNames.map((name) => [name, query[name]]))
+        const owner = readableOwner(resource, caller(request))
+        if (owner !== undefined) filters[OWNER_FILTER] = owner
+        const page = await data.page(app.db, { ...query, fields: shape.fields }, { secret: secret(), filters })
+        await shape.embed(page.data)
+        return sendList(request, reply, page)
+      })
+    }
 
-    app.get(`/${plural}/:id`, {
+    app.get(itemPath, {
       config: withAuth(auth.read),
-      schema: { tags, summary: `Get a ${resource.name}`, params: IdParams, querystring: schemas.itemQuery, response: { 200: schemas.selection, 304: NotModified, ...errors(400, 401, 403, 404, 429) } }
+      schema: { tags, summary: `Get ${one}`, params: IdParams, querystring: schemas.itemQuery, response: { 200: schemas.selection, 304: NotModified, ...errors(400, 401, 403, 404, 429) } }
     }, async (request, reply) => {
       const query = request.query as Query
       const shape = await includes(request, query)
-      const row = found(await data.find(app.db, (request.params as Params).id, shape.fields, readableOwner(resource, caller(request))), resource.name)
+      const row = found(await data.find(app.db, (request.params as Params).id, shape.fields, readableOwner(resource, caller(request))), missing)
       await shape.embed([row])
       return sendEntity(request, reply, row)
     })
@@ -129,33 +138,33 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
 
     if (auth.update !== false) {
       const rule = auth.update
-      app.put(`/${plural}/:id`, {
+      app.put(itemPath, {
         config: withAuth(rule),
-        schema: { tags, summary: `Replace a ${resource.name}`, params: IdParams, querystring: WriteQuery, body: schemas.replace, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
+        schema: { tags, summary: `Replace ${one}`, params: IdParams, querystring: WriteQuery, body: schemas.replace, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
       }, async (request, reply) => {
         const values = replacedValues(resource, request.body as Record<string, unknown>)
-        const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, check(request, 'update')), resource.name)
+        const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, check(request, 'update')), missing)
         announce(app, resource, 'updated', row)
         return written(reply, row)
       })
 
-      app.patch(`/${plural}/:id`, {
+      app.patch(itemPath, {
         config: withAuth(rule),
-        schema: { tags, summary: `Change some fields of a ${resource.name}`, params: IdParams, querystring: WriteQuery, body: schemas.patch, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
+        schema: { tags, summary: `Change some fields of ${one}`, params: IdParams, querystring: WriteQuery, body: schemas.patch, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
       }, async (request, reply) => {
         const values = request.body as Record<string, unknown>
-        const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, check(request, 'update')), resource.name)
+        const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, check(request, 'update')), missing)
         announce(app, resource, 'updated', row)
         return written(reply, row)
       })
     }
 
     for (const [name, action] of Object.entries(resource.declaration.actions ?? {})) {
-      app.post(`/${plural}/:id/${name}`, {
+      app.post(`${itemPath}/${name}`, {
         config: withAuth(action.auth, true),
         schema: {
           tags,
-          summary: action.summary ?? `${name} a ${resource.name}`,
+          summary: action.summary ?? `${name} ${one}`,
           params: IdParams,
           querystring: WriteQuery,
           // Closed like every other body of the API unless the host opened it; no body at all when there is no input.
@@ -165,7 +174,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       }, async (request, reply) => {
         if (action.input === undefined && !isEmptyBody(request.body)) throw badRequest(`${name} takes no body`, 'body')
         const input = (request.body ?? {}) as Record<string, unknown>
-        const row = found(await writes.act(request.db, name, (request.params as Params).id, request.user, action.input === undefined ? {} : input, ifMatch(request)), resource.name)
+        const row = found(await writes.act(request.db, name, (request.params as Params).id, request.user, action.input === undefined ? {} : input, ifMatch(request)), missing)
         request.afterCommit(() => { announce(app, resource, 'updated', row) })
         return written(reply, row)
       })

@@ -34,6 +34,12 @@ export interface ResourceWrites {
 export function resourceWrites (resource: Resource, data: ResourceData): ResourceWrites {
   const { beforeCreate, afterCreate, beforeUpdate, afterUpdate, beforeDelete, afterDelete } = (resource.declaration.hooks ?? {}) as unknown as ResourceHooks<Row>
   const actions = resource.declaration.actions ?? {}
+  // An owner that is the key is known from the id asked: owner rules refuse before the row is looked
+  // for, so a caller who may not change it learns nothing of whether it exists (403, not 404).
+  const ownedByKey = resource.declaration.owner === resource.key
+  const mayChange = (action: string, caller: AccessUser, id: number): void => {
+    if (ownedByKey) assertMayChange(resource, action, caller, { [resource.key]: id })
+  }
 
   const creating = (caller: AccessUser | undefined, given: Values): Around<undefined> | undefined =>
     beforeCreate === undefined && afterCreate === undefined
@@ -67,14 +73,17 @@ export function resourceWrites (resource: Resource, data: ResourceData): Resourc
       return data.create(db, values, creating(caller, values))
     },
     async update (db, id, caller, values, check) {
+      mayChange('update', caller, id)
       return data.update(db, id, values, check, updating(caller, values))
     },
     async remove (db, id, caller, check) {
+      mayChange('delete', caller, id)
       return data.remove(db, id, check, removing(caller))
     },
     async act (db, name, id, caller, input, check) {
       const action = actions[name]
       if (action === undefined) throw notFound(`action ${name} of ${resource.name}`)
+      mayChange(name, caller, id)
       return data.withLocked(db, id, (current) => {
         assertMayChange(resource, name, caller, current)
         check?.(current)

@@ -77,6 +77,8 @@ export function resolveRelations (resource: Resource, resources: readonly Resour
     const where = `defineResource(${JSON.stringify(resource.name)}): relation ${name}`
     if (target === undefined) throw new Error(`${where} names ${JSON.stringify(targetName)}, which is neither a declared resource nor user, post or comment`)
     checkReadable(target, where)
+    // Its rows are one per parent, named by the parent's id: its parent reaches it, as `{name}`.
+    if (target.resource?.declaration.singularOf !== undefined) throw new Error(`${where}: ${targetName} is singular: reach it through its parent ${target.resource.declaration.singularOf.resource}`)
     // The other's key must be in its representation: rows are grouped by it.
     if ((kind === 'hasMany' || kind === 'hasOne') && !Object.hasOwn(target.item.properties, declared.key)) {
       throw new Error(`${where}: ${targetName} has no field ${JSON.stringify(declared.key)} to find them by`)
@@ -129,8 +131,30 @@ export function inverseRelations (name: string, resources: readonly Resource[]):
         added.push({ ...common, kind: 'belongsTo', key: declared.key, list: false })
       }
     }
+    if (resource.declaration.singularOf?.resource === name) {
+      const where = `defineResource(${JSON.stringify(resource.name)}): singularOf ${name}`
+      if (taken.has(resource.name)) throw new Error(`${where}: the name ${resource.name} is taken on ${name} (a field, a relation or an inverse of that name)`)
+      taken.add(resource.name)
+      const back = targets.get(resource.name) as RelationTarget
+      checkReadable(back, where)
+      // The parent's one row of it, found by its key.
+      added.push({ name: resource.name, kind: 'hasOne', key: resource.key, target: back, inverseOf: resource, list: false })
+    }
   }
   return added
+}
+
+/** Where a singular resource is served: its parent's name and path segment (`user`, `users`). */
+export function parentOf (resource: Resource, resources: readonly Resource[]): { name: string, plural: string } | undefined {
+  const name = resource.declaration.singularOf?.resource
+  if (name === undefined) return undefined
+  const parent = resources.find((declared) => declared.name === name)
+  if (parent !== undefined) {
+    if (parent.declaration.singularOf !== undefined) throw new Error(`defineResource(${JSON.stringify(resource.name)}): singularOf ${name}, which is singular itself`)
+    return { name, plural: parent.plural }
+  }
+  if (!builtInTargetNames.includes(name)) throw new Error(`defineResource(${JSON.stringify(resource.name)}): singularOf names ${JSON.stringify(name)}, which is neither a declared resource nor user, post or comment`)
+  return { name, plural: `${name}s` }
 }
 
 /** Every relation `resource` serves: its own, and those other declarations add to it through `inverse`. */

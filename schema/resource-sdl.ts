@@ -1,5 +1,5 @@
 import type { TSchema } from '@sinclair/typebox'
-import { resolveRelations, type Relation, type RelationTarget } from './relation-targets.js'
+import { parentOf, resolveRelations, type Relation, type RelationTarget } from './relation-targets.js'
 import { acceptsNull, nonNull, type Resource, type ResourceFilter } from './resource.js'
 
 /** `owner_id` → `ownerId`: GraphQL names of a declared resource's REST fields. */
@@ -17,6 +17,8 @@ export function graphqlNames (resource: Resource) {
     createInput: `Create${type}Input`,
     updateInput: `Update${type}Input`,
     one: resource.name,
+    /** The argument naming one row: `id`, or a singular resource's key (`userId`). */
+    key: camelCase(resource.key),
     list: resource.plural,
     listConnection: `${resource.plural}Connection`,
     create: `create${type}`,
@@ -52,7 +54,7 @@ function actionSdl (resource: Resource, type: string): { inputs: string[], mutat
   const mutations: string[] = []
   for (const [action, declared] of Object.entries(resource.declaration.actions ?? {})) {
     const names = actionNames(resource, action)
-    let args = 'id: ID!'
+    let args = `${camelCase(resource.key)}: ID!`
     if (declared.input !== undefined) {
       const required = new Set(declared.input.required ?? [])
       const fields = Object.entries(declared.input.properties).map(([field, schema]) => {
@@ -81,9 +83,10 @@ function subscriptionSdl (resource: Resource, type: string, equality: string[]):
   ]
 }
 
-/** The fields `resource`'s relations add to their targets through `inverse`, as extensions of the targets' types. */
-function inverseSdl (resource: Resource, type: string, relations: readonly Relation[]): string[] {
-  return relations.flatMap((relation) => {
+/** The fields `resource`'s relations add to their targets through `inverse` (and a singular resource to its parent), as extensions of the targets' types. */
+function inverseSdl (resource: Resource, type: string, relations: readonly Relation[], parent: string | undefined): string[] {
+  const ofParent = parent === undefined ? [] : [`extend type ${capitalized(parent)} {`, `  ${described(`Its ${resource.name}.`)}`, `  ${resource.name}: ${type}`, '}']
+  return ofParent.concat(relations.flatMap((relation) => {
     const inverse = resource.declaration.relations?.[relation.name]?.inverse
     if (inverse === undefined) return []
     const list = relation.kind === 'belongsTo' || relation.kind === 'manyToMany'
@@ -94,7 +97,25 @@ function inverseSdl (resource: Resource, type: string, relations: readonly Relat
         : `  ${described(`The ${resource.name} that has it among its ${relation.name}.`)}\n  ${inverse}: ${type}`,
       '}'
     ]
-  })
+  }))
+}
+
+/** The root fields of a singular resource: one row by its key, and its update (no list, create or delete). */
+function singularSdl (resource: Resource, parent: string, actions: { mutations: string[] }): string[] {
+  const names = graphqlNames(resource)
+  const mutations = [
+    ...resource.auth.update === false
+      ? []
+      : [`  ${described(`Changes the fields given of the ${parent}'s ${resource.name}.`)}`, `  ${names.update}(${names.key}: ID!, input: ${names.updateInput}!): ${names.type}`],
+    ...actions.mutations
+  ]
+  return [
+    'extend type Query {',
+    `  ${described(`The ${resource.name} of the ${parent} with this id, or null.`)}`,
+    `  ${names.one}(${names.key}: ID!): ${names.type}`,
+    '}',
+    ...mutations.length === 0 ? [] : ['extend type Mutation {', ...mutations, '}']
+  ]
 }
 
 /**
@@ -145,6 +166,22 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
       ...namedOwner,
       '}'
     ]
+    const updateInput = resource.auth.update === false ? [] : [`input ${names.updateInput} {`, ...writable.map((column) => field(column, false)), '}']
+    const parent = parentOf(resource, known)
+    if (parent !== undefined) {
+      return [
+        `${described(`A ${resource.name}, one per ${parent.name} (REST: /${parent.plural}/{id}/${resource.name}).`)}`,
+        `type ${names.type} {`,
+        ...resource.columns.map((column) => field(column, !nullable(column))),
+        ...relations.map((relation) => `  ${relation.name}: ${targetTypeOf(relation.target)}${relation.required === true ? '!' : ''}`),
+        '}',
+        ...updateInput,
+        ...actions.inputs,
+        ...singularSdl(resource, parent.name, actions),
+        ...subscriptionSdl(resource, names.type, []),
+        ...inverseSdl(resource, names.type, relations, parent.name)
+      ].join('\n')
+    }
     return [
       `${described(`A ${resource.name} (REST: /${resource.plural}).`)}`,
       `type ${names.type} {`,
@@ -156,7 +193,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
       `type ${names.edge} {\n  cursor: String!\n  node: ${names.type}!\n}`,
       `type ${names.connection} {\n  edges: [${names.edge}!]!\n  pageInfo: PageInfo!\n}`,
       ...resource.auth.create === false ? [] : createInput,
-      ...resource.auth.update === false ? [] : [`input ${names.updateInput} {`, ...writable.map((column) => field(column, false)), '}'],
+      ...updateInput,
       ...actions.inputs,
       'extend type Query {',
       `  ${described(`The ${resource.name} with this id, or null.`)}`,
@@ -168,7 +205,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
       '}',
       ...mutations.length === 0 ? [] : ['extend type Mutation {', ...mutations, '}'],
       ...subscriptionSdl(resource, names.type, equality),
-      ...inverseSdl(resource, names.type, relations)
+      ...inverseSdl(resource, names.type, relations, undefined)
     ].join('\n')
   }).join('\n')
 }

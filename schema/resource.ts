@@ -88,8 +88,28 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
   plural?: string
   /** The table, made by the host's own migration. @example 'labels' */
   table: string
-  /** The representation (snake_case fields, as REST shows them), `id` included. */
+  /** The representation (snake_case fields, as REST shows them), its key (`id`) included. */
   representation: R
+  /**
+   * The integer column that names a row, when not `id`: only for a `singularOf` resource, whose key
+   * is its parent's id (lists page by `id`). It must be `generated` (never in a body). Default: `id`.
+   * @example 'user_id'
+   */
+  key?: Field<R>
+  /**
+   * Makes the resource singular: one row per row of another resource (its parent: a declared one,
+   * or the built-in `user`, `post`, `comment`), sharing its key, and served under it:
+   * `GET/PUT/PATCH /{parent plural}/{id}/{name}`, 404 naming the parent when there is none. The row is
+   * made and removed with its parent (the parent's hook, code or foreign key), so there is no list,
+   * create or delete; `auth` gives `read` and `update` (and `false` or nothing for the others). The
+   * parent gains the relation `{name}` (`include=profile`, `User.profile`), and GraphQL has
+   * `{name}({key}: ID!)` and `update{Type}({key}: ID!, input)`. Owner rules on it look at the key
+   * when it is the `owner` (`owner: 'user_id'`), before the row is read: a caller who may not
+   * change it gets 403 whether the parent exists or not. Its relations are `belongsTo`s without
+   * `inverse`; `events` may only be `updated`.
+   * @example { resource: 'user' }
+   */
+  singularOf?: { resource: string }
   /** Fields the database sets (never accepted in a body). @example ['id', 'created_at'] */
   generated: ReadonlyArray<Field<R>>
   /** The column that names the owning user: set to the caller on create, what `owner` rules look at. */
@@ -156,7 +176,9 @@ export interface Resource<R extends TObject = TObject> {
   /** The path segment: `labels`. */
   readonly plural: string
   readonly table: string
-  /** Columns of the representation, `id` first. */
+  /** The column that names a row: `id`, or a singular resource's declared `key`. */
+  readonly key: string
+  /** Columns of the representation, the key first. */
   readonly columns: readonly string[]
   /** The rule of each action; `false`: that write is not served. */
   readonly auth: Readonly<ResourceAuth>
@@ -232,6 +254,33 @@ function filterSchema (filter: ResourceFilter, field: TSchema, description: stri
   return said === undefined ? schema : { ...schema, description: said }
 }
 
+/** Throws on a `key` or `singularOf` the declaration gets wrong: what a resource without a list of its own cannot have. */
+function checkSingular<R extends TObject> (declaration: ResourceDeclaration<R>, key: string, properties: TProperties): void {
+  const { singularOf } = declaration
+  check(singularOf === undefined || (typeof singularOf === 'object' && typeof singularOf.resource === 'string' && NAME.test(singularOf.resource)), declaration, 'singularOf must be { resource: \'<a resource name>\' }')
+  if (singularOf === undefined) {
+    check(key === 'id', declaration, 'a key other than `id` is for a singularOf resource only (lists page by id)')
+    return
+  }
+  check(singularOf.resource !== declaration.name, declaration, 'a resource cannot be singular of itself')
+  check((nonNull(properties[key] as TSchema) as { type?: unknown }).type === 'integer' && !acceptsNull(properties[key] as TSchema), declaration, `the key ${key} must be a non-null integer: the parent's id`)
+  for (const option of ['sort', 'filters', 'search', 'ownerOnCreate'] as const) {
+    check(declaration[option] === undefined, declaration, `a singularOf resource has no list nor create: ${option} does not apply`)
+  }
+  // `false` is how an operation is left out; a singular resource has none of these to leave.
+  for (const action of ['create', 'delete'] as const) {
+    const rule: unknown = declaration.auth?.[action]
+    check(rule === undefined || rule === false, declaration, `a singularOf resource is made and removed with its parent: auth.${action} does not apply`)
+  }
+  for (const [relation, declared] of Object.entries(declaration.relations ?? {})) {
+    check('belongsTo' in declared && declared.inverse === undefined, declaration, `relation ${relation}: a singularOf resource's relations are belongsTo, without inverse (its parent reaches it)`)
+  }
+  for (const event of declaration.events ?? []) check(event === 'updated', declaration, `a singularOf resource is never ${event} on its own: only updated may be announced`)
+  for (const hook of ['beforeCreate', 'afterCreate', 'beforeDelete', 'afterDelete']) {
+    check((declaration.hooks as Record<string, unknown> | undefined)?.[hook] === undefined, declaration, `a singularOf resource has no create nor delete: hook ${hook} would never run`)
+  }
+}
+
 /**
  * Declares a resource once: REST routes, validation, OpenAPI entries and access rules are derived
  * from it (pass it to `tandem`'s `resources`). Mistakes in the declaration throw here, at start.
@@ -246,8 +295,10 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   const plural = declaration.plural ?? `${name}s`
   check(NAME.test(plural), declaration, 'plural must be lower camel case letters and digits')
   const properties: TProperties = representation.properties
-  const columns = ['id', ...Object.keys(properties).filter((column) => column !== 'id')]
-  check(properties.id !== undefined, declaration, 'the representation needs an `id`')
+  const key: string = declaration.key ?? 'id'
+  const columns = [key, ...Object.keys(properties).filter((column) => column !== key)]
+  check(properties[key] !== undefined, declaration, key === 'id' ? 'the representation needs an `id`' : `the key ${key} is not in the representation`)
+  checkSingular(declaration, key, properties)
   for (const column of columns) check(IDENTIFIER.test(column), declaration, `field ${column} must be a lower-case SQL identifier`)
   const known = (list: readonly string[] | undefined, what: string) => {
     for (const field of list ?? []) check(Object.hasOwn(properties, field), declaration, `${what} names ${field}, which is not in the representation`)
@@ -259,7 +310,7 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   known(filters.map((filter) => filter.field), 'filters')
   known(declaration.search, 'search')
   known(declaration.owner === undefined ? [] : [declaration.owner], 'owner')
-  check(declaration.generated.includes('id' as Field<R>), declaration, '`id` must be generated')
+  check(declaration.generated.includes(key as Field<R>), declaration, `\`${key}\` must be generated`)
   for (const field of declaration.writable) {
     check(!declaration.generated.includes(field), declaration, `${field} is both generated and writable`)
     check(field !== declaration.owner, declaration, `${field} is the owner: it is set to the caller, never written`)
@@ -296,7 +347,9 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     create: 'authenticated',
     update: declaration.owner === undefined ? 'admin' : 'ownerOrAdmin',
     delete: declaration.owner === undefined ? 'admin' : 'ownerOrAdmin',
-    ...declaration.auth
+    ...declaration.auth,
+    // A singular resource's row is made and removed with its parent.
+    ...declaration.singularOf === undefined ? {} : { create: false, delete: false }
   }
   for (const [action, rule] of Object.entries(auth) as Array<[ResourceAction, AccessRule | false]>) {
     if (rule === false && action !== 'read') continue
@@ -326,10 +379,12 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   // A create that may name its owner takes it last, and may leave it out (the caller).
   if (declaration.ownerOnCreate !== undefined) createProperties[declaration.owner as string] = Type.Optional(withoutDefault(properties[declaration.owner as string] as TSchema))
   const replaceProperties = Object.fromEntries(Object.entries(writable).map(([field, schema]) => [field, optionalIf(acceptsNull)(schema)]))
-  const selection = Selectable(pick(columns.filter((column) => column !== 'id')))
+  const rest = pick(columns.filter((column) => column !== key))
+  // `fields=` never leaves out the key: a row is always named.
+  const selection = key === 'id' ? Selectable(rest) : Type.Composite([Type.Object({ [key]: properties[key] as TSchema }), Type.Partial(Type.Object(rest))])
   const filterDescriptions = Array.isArray(declaration.filters) ? {} : declaration.filters as Readonly<Record<string, FilterDeclaration>> | undefined ?? {}
   const filterParameters = Object.fromEntries(filters.map((filter) => [filter.name, Type.Optional(filterSchema(filter, properties[filter.field] as TSchema, filterDescriptions[filter.name]?.description))]))
-  const sort = [...new Set(['id', ...(declaration.sort ?? [])])]
+  const sort = [...new Set([key, ...(declaration.sort ?? [])])]
 
   return Object.freeze({
     declaration: Object.freeze({ ...declaration }) as ResourceDeclaration,
@@ -337,6 +392,7 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     name,
     plural,
     table,
+    key,
     columns,
     auth: Object.freeze(auth),
     filters: Object.freeze(filters.map((filter) => Object.freeze(filter))),
