@@ -5,6 +5,7 @@ import type { Resource } from '../schema/resource.js'
 import { declaredRoutes } from '../routes/resource.js'
 import { builtInResources, servedResources } from '../rules/built-in-resources.js'
 import { products } from '../rules/products.js'
+import { profiles } from '../rules/profiles.js'
 import { restScope } from './rest.js'
 
 /** Options of each resource's routes plugin; the path prefix is Fastify's own `prefix`. */
@@ -38,12 +39,18 @@ function mountable (name: string, resource: FastifyPluginAsync<{ resources?: rea
   return fp(plugin, { name, fastify: '5.x', encapsulate: true, dependencies: ['tandem-database', 'tandem-auth'] })
 }
 
+// The users' routes know the built-in declared resources, as `tandem` serves them: the profiles'
+// declaration adds `include=profile`.
+const usersWithBuiltIns: FastifyPluginAsync<{ resources?: readonly Resource[] }> = async (scope, options) => {
+  await scope.register(routes.usersRoutes, { resources: servedResources(options.resources) })
+}
+
 /**
  * `POST /users` (sign-up), `GET /users`, `GET/PUT/PATCH/DELETE /users/:id`.
  * @example
  * await app.register(usersRoutes, { prefix: '/api/v1' })
  */
-export const usersRoutes = mountable('tandem-users-routes', routes.usersRoutes)
+export const usersRoutes = mountable('tandem-users-routes', usersWithBuiltIns)
 
 /**
  * `POST /auth/login`, `POST /auth/logout`, e-mail verification and password resets. With Tandem's
@@ -70,11 +77,12 @@ export const postsRoutes = mountable('tandem-posts-routes', routes.postsRoutes)
 export const commentsRoutes = mountable('tandem-comments-routes', routes.commentsRoutes)
 
 /**
- * `GET/PUT/PATCH /users/:id/profile`.
+ * `GET/PUT/PATCH /users/:id/profile`: the routes of the profiles' declaration (rules/profiles.ts), a
+ * singular resource of users.
  * @example
  * await app.register(profilesRoutes, { prefix: '/api/v1' })
  */
-export const profilesRoutes = mountable('tandem-profiles-routes', routes.profilesRoutes)
+export const profilesRoutes = mountable('tandem-profiles-routes', declaredRoutes(profiles, builtInResources))
 
 /**
  * `GET /products` and `GET /products/:id` for anyone; writes for administrators: the routes of the

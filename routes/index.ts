@@ -4,10 +4,9 @@ import authRoutes from './auth.js'
 import commentsRoutes from './comments.js'
 import ordersRoutes from './orders.js'
 import postsRoutes, { userPostsRoutes } from './posts.js'
-import profilesRoutes from './profiles.js'
 import usersRoutes from './users.js'
 
-export { authRoutes, commentsRoutes, ordersRoutes, postsRoutes, profilesRoutes, usersRoutes }
+export { authRoutes, commentsRoutes, ordersRoutes, postsRoutes, usersRoutes }
 
 /**
  * The REST routes of every resource not declared with `defineResource` (and the posts of a user), to
@@ -20,5 +19,4 @@ export const resourceRoutes: FastifyPluginAsync<{ resources?: readonly Resource[
   await app.register(ordersRoutes)
   await app.register(userPostsRoutes, { resources })
   await app.register(commentsRoutes, { resources })
-  await app.register(profilesRoutes)
 }

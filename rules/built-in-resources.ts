@@ -4,12 +4,13 @@ import type { Resource } from '../schema/resource.js'
 import { graphqlNames, resourceSdl } from '../schema/resource-sdl.js'
 import { posts } from './posts.js'
 import { products } from './products.js'
+import { profiles } from './profiles.js'
 
 /** Tandem's own declared resources, served before any host's. */
-export const builtInResources: readonly Resource[] = [products, posts]
+export const builtInResources: readonly Resource[] = [products, posts, profiles]
 
 // The paths of the built-in resources still written by hand (their names are refused by defineResource).
-const HAND_WRITTEN_PATHS = ['users', 'comments', 'orders', 'profiles', 'auth']
+const HAND_WRITTEN_PATHS = ['users', 'comments', 'orders', 'auth']
 
 /**
  * The built-in declared resources followed by the host's `resources`: what REST and GraphQL serve.

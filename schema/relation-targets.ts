@@ -23,7 +23,7 @@ export interface RelationTarget {
  * a host's declarations are read alone (`resourceSdl([labels])`).
  */
 const builtInTargets: readonly RelationTarget[] = [
-  { name: 'user', table: 'users', item: User, read: 'authenticated', relations: ['posts', 'profile', 'orders'] },
+  { name: 'user', table: 'users', item: User, read: 'authenticated', relations: ['posts', 'orders'] },
   { name: 'post', table: 'posts', item: Post, read: 'authenticated', relations: ['author', 'comments'] },
   { name: 'comment', table: 'comments', item: Comment, read: 'authenticated', relations: ['author', 'post'] }
 ]

@@ -1,13 +1,14 @@
 import { Type } from '@sinclair/typebox'
 import { Post } from './posts.js'
-import { Profile } from './profiles.js'
 import { UserFields } from './users.js'
 
-/** A user as GETs return it: narrowed by `fields=`, with what `include=posts,profile` embeds. */
+/**
+ * A user as GETs return it: narrowed by `fields=`, with what `include=posts` embeds (`include=profile`
+ * is added by the profiles' declaration, as a declared resource's relations are).
+ */
 export const UserView = Type.Composite([
   UserFields,
   Type.Partial(Type.Object({
-    posts: Type.Array(Post, { maxItems: 20, description: 'The first 20 posts, by id.' }),
-    profile: Type.Union([Profile, Type.Null()])
+    posts: Type.Array(Post, { maxItems: 20, description: 'The first 20 posts, by id.' })
   }))
 ])
