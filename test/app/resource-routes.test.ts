@@ -1,7 +1,7 @@
 // Each resource's routes as a plugin a host mounts under a prefix of its own (app/resource-routes.ts).
 import Fastify from 'fastify'
 import t from 'tap'
-import { auth, database, declaredResourceRoutes, graphql, productsRoutes } from '../../index.js'
+import { auth, database, declaredResourceRoutes, graphql, productsRoutes, profilesRoutes, usersRoutes } from '../../index.js'
 import { authHeaders, body, resetDb, TEST_SECRET, testDb } from '../helpers/app.js'
 import '../helpers/source-package.js'
 
@@ -55,4 +55,24 @@ t.test('a host\'s declared resource à la carte: its REST routes under any prefi
   t.equal((await app.inject({ url: '/mine/labels' })).statusCode, 401, 'its rules hold')
   const answer = await app.inject({ method: 'POST', url: '/graphql', headers: ann, payload: { query: '{ labels(limit: 5) { name } }' } })
   t.same(body(answer), { data: { labels: [{ name: 'urgent' }] } }, 'GraphQL serves it without tandem')
+})
+
+t.test('profilesRoutes and usersRoutes mounted alone: the profile under its user, and include=profile', async (t) => {
+  const db = await testDb()
+  await resetDb(db)
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(database, { db })
+  await app.register(auth, { jwtSecret: TEST_SECRET })
+  await app.register(usersRoutes, { prefix: '/people', rateLimit: false })
+  await app.register(profilesRoutes, { prefix: '/people', rateLimit: false })
+  await app.ready()
+
+  const signUp = await app.inject({ method: 'POST', url: '/people/users', payload: { name: 'Ann', email: 'ann@example.com' } })
+  const { id } = body<{ id: number }>(signUp)
+  const ann = await authHeaders(app, { id, role: 'user' })
+  const patched = await app.inject({ method: 'PATCH', url: `/people/users/${id}/profile`, headers: ann, payload: { location: 'London' } })
+  t.match([patched.statusCode, body(patched)], [200, { user_id: id, location: 'London' }])
+  t.match(body(await app.inject({ url: `/people/users/${id}?include=profile`, headers: ann })), { id, profile: { user_id: id, location: 'London' } })
+  t.same(body(await app.inject({ url: '/people/users/999/profile', headers: ann })), { error: 'user not found' })
 })

@@ -73,10 +73,14 @@ t.test('REST: read and change under the parent; no list, create or delete; 404 n
   t.equal((await asAnn('GET', url, undefined, { 'if-none-match': read.headers.etag as string })).statusCode, 304)
   t.same(body(await asAnn('GET', `${url}?fields=text`)), { team_id: team.id, text: null }, 'the key always comes')
 
+  const heard: unknown[] = []
+  app.tandemEvents.emitter.on('charterUpdated', (message, done) => { heard.push(message.payload); done() })
   t.same([(await asAnn('PATCH', url, { text: 'x' })).statusCode], [403], 'the update rule')
   const patched = await asAdmin('PATCH', url, { text: 'Build engines' })
   t.same([patched.statusCode, body(patched)], [200, { team_id: team.id, text: 'Build engines' }])
   t.same(body(await asAdmin('PUT', url, {})), { team_id: team.id, text: null }, 'a PUT sets what it leaves out to null')
+  await new Promise((resolve) => setImmediate(resolve))
+  t.same(heard, [{ charter: { team_id: team.id, text: 'Build engines' } }, { charter: { team_id: team.id, text: null } }], 'its updated event, after each change')
   t.equal((await asAdmin('PATCH', url, { text: 'stale' }, { 'if-match': read.headers.etag as string })).statusCode, 200, 'the ETag of the row as it was then')
   t.equal((await asAdmin('PATCH', url, { text: 'lost' }, { 'if-match': read.headers.etag as string })).statusCode, 412)
 
