@@ -54,3 +54,9 @@ export function fromDatabaseError (error: unknown): TandemError | undefined {
     default: return undefined
   }
 }
+
+/** Whether `error` is a foreign key of `column` naming a row that is not there (or no longer). */
+export function refersToNothing (error: unknown, column: string): boolean {
+  if (error === null || typeof error !== 'object' || (error as DatabaseErrorLike).code !== '23503') return false
+  return fieldOf(error as DatabaseErrorLike) === column
+}

@@ -70,6 +70,8 @@ export function resourceData (resource: Resource): ResourceData {
   const filters: Record<string, Filter> = {}
   for (const { name, field, op } of resource.filters) filters[name] = filterOn(field, op)
   if (declaration.owner !== undefined) filters[OWNER_FILTER] = equals(declaration.owner)
+  // The rows under one parent (`GET /posts/{id}/comments`).
+  if (resource.under !== undefined) filters[PARENT_FILTER] = equals(resource.under.key)
   if ((declaration.search ?? []).length > 0) filters.q = searchFilter(searchedText(declaration.search ?? []))
   const list = {
     table,
@@ -121,6 +123,11 @@ export function resourceData (resource: Resource): ResourceData {
       return lockedWrite(db, lock(id), check, work)
     }
   }
+}
+
+/** Whether `table` has the row `id`: the parent of a nested list, asked when its page is empty. */
+export async function rowExists (db: Db, table: string, id: number): Promise<boolean> {
+  return (await untyped(db).selectFrom(table).select('id').where('id', '=', id).executeTakeFirst()) !== undefined
 }
 
 // The list specs of the built-in resources written by hand, for relations that reach them.

@@ -2,7 +2,7 @@ import type { GraphQLResolveInfo } from 'graphql'
 import type { IResolvers } from 'mercurius'
 import { cursorAfterId, type Row as PageRow } from '../db/pagination.js'
 import { resourceData, OWNER_FILTER } from '../db/resource.js'
-import { announce, assertMayChange, callerNeeded, eventRow, mayHear, readableOwner, topicOf, type ResourceEventPayload } from '../rules/resource.js'
+import { announce, assertMayChange, callerNeeded, eventRow, mayHear, readableOwner, type ResourceEventPayload } from '../rules/resource.js'
 import { resourceWrites } from '../rules/resource-writes.js'
 import { forbidden, notFound } from '../schema/errors.js'
 import type { AccessRule, Resource } from '../schema/resource.js'
@@ -108,11 +108,16 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
     }
     // A write whose rule is `false` has no mutation.
     const { create, update, delete: remove } = resource.auth
+    const under = resource.under?.key
     if (create !== false) {
       Mutation[names.create] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
         const caller = await callerFor(ctx, create)
-        const input = checkInput<Row>(resource.schemas.create, asColumns(args.input as Args))
-        const row = await writes.create(ctx.app.db, caller, input)
+        // Under a parent, the input names it (`postId`), as the REST path does.
+        const values = asColumns(args.input as Args)
+        const parent = under === undefined ? undefined : values[under] as number
+        if (under !== undefined) delete values[under]
+        const input = checkInput<Row>(resource.schemas.create, values)
+        const row = await writes.create(ctx.app.db, caller, input, parent)
         announce(ctx.app, resource, 'created', row)
         return (await answered(ctx, [{ ...row }], asked(info)))[0]
       }
@@ -153,12 +158,17 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
         return (await answered(ctx, [{ ...row }], asked(info)))[0]
       }
     }
-    for (const event of resource.declaration.events ?? []) {
-      Subscription[topicOf(resource, event)] = {
+    for (const { subscription, require } of resource.events) {
+      // A required argument is given (GraphQL checks it), an ID as text.
+      const requiredValues = (args: Args): Array<[string, unknown]> => require.map((field) => {
+        const value = args[camelCase(field)]
+        return [field, idColumns.has(field) ? parseId(value, camelCase(field)) : value]
+      })
+      Subscription[subscription] = {
         subscribe: async (_root: unknown, args: Args, ctx: Context) => subscriptionStep(async () => {
           const caller = await callerFor(ctx, resource.auth.read)
-          const wanted = subscriberFilters(args)
-          const events = await ctx.pubsub.subscribe<ResourceEventPayload>(topicOf(resource, event))
+          const wanted = [...requiredValues(args), ...subscriberFilters(args)]
+          const events = await ctx.pubsub.subscribe<ResourceEventPayload>(subscription)
           return only(events, (payload) => {
             const row = eventRow(resource, payload)
             return mayHear(resource, caller, row) && wanted.every(([column, value]) => sameValue(row[column], value))

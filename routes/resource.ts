@@ -1,14 +1,14 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify'
 import type { TObject } from '@sinclair/typebox'
 import { parseInclude } from '../db/relations.js'
-import { OWNER_FILTER, relationData, resourceData } from '../db/resource.js'
+import { OWNER_FILTER, PARENT_FILTER, relationData, resourceData, rowExists } from '../db/resource.js'
 import type { AuthRule } from '../plugins/auth.js'
 import { requireAuth } from '../plugins/auth.js'
 import { announce, assertMayChange, callerNeeded, readableOwner, replacedValues } from '../rules/resource.js'
 import { resourceWrites } from '../rules/resource-writes.js'
 import { IdParams, ItemQuery, ListOf, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
 import { badRequest, notFound } from '../schema/errors.js'
-import { parentOf, servedRelations } from '../schema/relation-targets.js'
+import { parentOf, pluralOf, servedRelations } from '../schema/relation-targets.js'
 import type { AccessRule, Resource } from '../schema/resource.js'
 import { etagOf, ifMatch, sendEntity } from './conditional.js'
 import { found, sendList } from './reply.js'
@@ -37,7 +37,9 @@ function routeAuth (rule: AccessRule): AuthRule | undefined {
 export function declaredRoutes (resource: Resource, resources: readonly Resource[] = [resource]): FastifyPluginAsync {
   const data = resourceData(resource)
   const writes = resourceWrites(resource, data)
-  const relations = servedRelations(resource, resources).map(relationData)
+  const served = servedRelations(resource, resources).map(relationData)
+  // What `include=` offers: relations declared `include: false` are GraphQL fields only.
+  const relations = served.filter(({ relation }) => relation.include !== false)
   const relationNames = relations.map(({ relation }) => relation.name)
   const { plural, auth } = resource
   // A singular resource is served under its parent, whose name a 404 gives, and is never listed.
@@ -55,6 +57,9 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
     listQuery: withIncludable(resource.schemas.listQuery as TObject, [], relations),
     itemQuery: withIncludable(ItemQuery, [], relations)
   }
+  // A resource that lives under a parent is listed and created at `/{parent plural}/{id}/{plural}`.
+  const under = resource.under === undefined ? undefined : served.find(({ relation }) => relation.name === resource.under?.relation)?.relation
+  const underPath = under === undefined ? undefined : `/${pluralOf(under.target)}/:id/${plural}`
   const tags = [plural]
   const filterNames = [...resource.filters.map(({ name }) => name), ...(resource.declaration.search ?? []).length > 0 ? ['q'] : []]
   const withAuth = (rule: AccessRule, transaction = false): RouteShorthandOptions['config'] => {
@@ -84,7 +89,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       return embedding(app, request, relations.filter(({ relation }) => wanted.has(relation.name)), query.fields, auth.read === 'public')
     }
 
-    for (const related of relations.filter(({ relation }) => relation.list && relation.route !== false)) {
+    for (const related of served.filter(({ relation }) => relation.list && relation.route !== false)) {
       relatedListRoute(app, {
         plural,
         parentName: resource.name,
@@ -96,20 +101,36 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       })
     }
 
+    /** A page of the list as `query` asks, narrowed to one parent's rows when `parentId` is given. */
+    const listed = async (request: FastifyRequest, reply: FastifyReply, parentId?: number) => {
+      const query = request.query as Query
+      const shape = await includes(request, query)
+      const filters: Record<string, unknown> = Object.fromEntries(filterNames.map((name) => [name, query[name]]))
+      const owner = readableOwner(resource, caller(request))
+      if (owner !== undefined) filters[OWNER_FILTER] = owner
+      if (parentId !== undefined) filters[PARENT_FILTER] = parentId
+      const page = await data.page(app.db, { ...query, fields: shape.fields }, { secret: secret(), filters })
+      // Only an empty page needs to ask whether the parent exists at all.
+      if (under !== undefined && parentId !== undefined && page.data.length === 0 && !await rowExists(app.db, under.target.table, parentId)) throw notFound(under.target.name)
+      await shape.embed(page.data)
+      return sendList(request, reply, page)
+    }
+
     if (!singular) {
       app.get(`/${plural}`, {
         config: withAuth(auth.read),
         schema: { tags, summary: `List ${plural}`, querystring: schemas.listQuery, response: { 200: schemas.list, ...errors(400, 401, 403, 429) } }
-      }, async (request, reply) => {
-        const query = request.query as Query
-        const shape = await includes(request, query)
-        const filters: Record<string, unknown> = Object.fromEntries(filterNames.map((name) => [name, query[name]]))
-        const owner = readableOwner(resource, caller(request))
-        if (owner !== undefined) filters[OWNER_FILTER] = owner
-        const page = await data.page(app.db, { ...query, fields: shape.fields }, { secret: secret(), filters })
-        await shape.embed(page.data)
-        return sendList(request, reply, page)
-      })
+      }, async (request, reply) => listed(request, reply))
+    }
+
+    if (under !== undefined && underPath !== undefined) {
+      // The parent is the path's: a filter on its key is not a parameter here.
+      const keyFilters = resource.filters.filter(({ field }) => field === under.key).map(({ name }) => name)
+      const properties = Object.fromEntries(Object.entries(schemas.listQuery.properties).filter(([name]) => !keyFilters.includes(name)))
+      app.get(underPath, {
+        config: withAuth(auth.read),
+        schema: { tags, summary: `List the ${plural} of a ${under.target.name}`, params: IdParams, querystring: { ...schemas.listQuery, properties }, response: { 200: schemas.list, ...errors(400, 401, 403, 404, 429) } }
+      }, async (request, reply) => listed(request, reply, (request.params as Params).id))
     }
 
     app.get(itemPath, {
@@ -125,13 +146,17 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
 
     if (auth.create !== false) {
       const rule = auth.create
-      app.post(`/${plural}`, {
+      // Under a parent, the create is only there: `POST /posts/{id}/comments` (404 naming the parent).
+      app.post(underPath ?? `/${plural}`, {
         config: withAuth(rule, true),
-        schema: { tags, summary: `Create a ${resource.name}`, querystring: WriteQuery, body: schemas.create, response: { 201: schemas.item, ...errors(400, 401, 403, 409, 413, 415, 422, 429) } }
+        schema: { tags, summary: under === undefined ? `Create a ${resource.name}` : `Create a ${resource.name} of a ${under.target.name}`, ...under === undefined ? {} : { params: IdParams }, querystring: WriteQuery, body: schemas.create, response: { 201: schemas.item, ...errors(400, 401, 403, ...under === undefined ? [] : [404], 409, 413, 415, 422, 429) } }
       }, async (request, reply) => {
-        const row = await writes.create(request.db, rule === 'public' ? undefined : request.user, request.body as Record<string, unknown>)
+        const parent = under === undefined ? undefined : (request.params as Params).id
+        const row = await writes.create(request.db, rule === 'public' ? undefined : request.user, request.body as Record<string, unknown>, parent)
         request.afterCommit(() => { announce(app, resource, 'created', row) })
-        const collection = (request.url.split('?')[0] ?? '').replace(/\/$/, '')
+        // The new row's own path: `/api/v1/comments/7` for `POST /api/v1/posts/1/comments`.
+        const path = (request.url.split('?')[0] ?? '').replace(/\/$/, '')
+        const collection = under === undefined ? path : `${path.split('/').slice(0, -3).join('/')}/${plural}`
         return written(reply.code(201).header('location', `${collection}/${row.id}`), row)
       })
     }

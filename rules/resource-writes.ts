@@ -1,6 +1,7 @@
 // The writes of a declared resource with its hooks and actions, the same for every transport: the
 // data layer opens the transaction, and the declaration's business rules run inside it.
 import type { Db } from '../db/connect.js'
+import { refersToNothing } from '../db/errors.js'
 import type { Precondition } from '../db/locked-write.js'
 import type { Row } from '../db/pagination.js'
 import type { Around, ResourceData } from '../db/resource.js'
@@ -14,8 +15,11 @@ type Values = Record<string, unknown>
 
 /** A declared resource's writes, hooks included: what both transports call. */
 export interface ResourceWrites {
-  /** Creates the row from a body: the owner set to the caller, then `beforeCreate`, the insert, `afterCreate`. */
-  create: (db: Db, caller: AccessUser | undefined, body: Values) => Promise<Row>
+  /**
+   * Creates the row from a body: the owner set to the caller, then `beforeCreate`, the insert, `afterCreate`.
+   * `under` is the parent's id of a resource that lives under one (its key's value; 404 naming the parent when there is none).
+   */
+  create: (db: Db, caller: AccessUser | undefined, body: Values, under?: number) => Promise<Row>
   /** Changes the row (`check` runs on it locked first); undefined when there is no such row. */
   update: (db: Db, id: number, caller: AccessUser, values: Values, check: Precondition<Row>) => Promise<Row | undefined>
   /** Deletes the row (`check` runs on it locked first): the row as it was, or undefined when there was none. */
@@ -68,9 +72,18 @@ export function resourceWrites (resource: Resource, data: ResourceData): Resourc
       }
 
   return {
-    async create (db, caller, body) {
+    async create (db, caller, body, under) {
       const values = createdValues(resource, caller, body)
-      return data.create(db, values, creating(caller, values))
+      if (resource.under === undefined) return data.create(db, values, creating(caller, values))
+      const { key, target } = resource.under
+      values[key] = under
+      // The key's foreign key finds the parent in the insert itself: no statement added, no race.
+      try {
+        return await data.create(db, values, creating(caller, values))
+      } catch (error) {
+        if (refersToNothing(error, key)) throw notFound(target)
+        throw error
+      }
     },
     async update (db, id, caller, values, check) {
       mayChange('update', caller, id)

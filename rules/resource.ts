@@ -4,7 +4,7 @@ import type { AccessUser } from '../plugins/auth.js'
 import { forbidden } from '../schema/errors.js'
 import { tellDeclaredSubscribers } from './events.js'
 import type { Relation } from '../schema/relation-targets.js'
-import type { AccessRule, Resource, ResourceEvent } from '../schema/resource.js'
+import type { AccessRule, Resource, ResourceEvent, ResourceEventSpec } from '../schema/resource.js'
 
 /** Who must be signed in for `rule`: nobody, any user, or an administrator (owner rules look at the row afterwards). */
 export function callerNeeded (rule: AccessRule): 'nobody' | 'user' | 'admin' {
@@ -74,9 +74,13 @@ export function replacedValues (resource: Resource, body: Record<string, unknown
   return Object.fromEntries(resource.declaration.writable.map((field) => [field, body[field] ?? null]))
 }
 
-/** The event bus topic of a declared resource's event: `labelCreated`. */
+/** The declared event `event` of `resource`, with its subscription (also its event bus topic: `labelCreated`), or undefined. */
+export const declaredEvent = (resource: Resource, event: ResourceEvent): ResourceEventSpec | undefined =>
+  resource.events.find((declared) => declared.event === event)
+
+/** The event bus topic (and subscription) of a declared resource's event: `labelCreated`, or the name the declaration gives it. */
 export const topicOf = (resource: Resource, event: ResourceEvent): string =>
-  `${resource.name}${event.charAt(0).toUpperCase()}${event.slice(1)}`
+  declaredEvent(resource, event)?.subscription ?? `${resource.name}${event.charAt(0).toUpperCase()}${event.slice(1)}`
 
 /**
  * What subscribers of a declared resource's event receive: the row as REST shows it, under the
@@ -92,9 +96,10 @@ export const eventRow = (resource: Resource, payload: ResourceEventPayload): Rec
  * has committed; a failure to tell is logged and does not undo the write.
  */
 export function announce (app: FastifyInstance, resource: Resource, event: ResourceEvent, row: Record<string, unknown>): void {
-  if (!(resource.declaration.events ?? []).includes(event)) return
+  const declared = declaredEvent(resource, event)
+  if (declared === undefined) return
   const payload: ResourceEventPayload = { [resource.name]: row }
-  tellDeclaredSubscribers(app, topicOf(resource, event), payload)
+  tellDeclaredSubscribers(app, declared.subscription, payload)
 }
 
 /** Whether a subscriber may hear of `row`: the read rule, with owner rules narrowing to the caller's rows. */

@@ -51,7 +51,12 @@ export interface Relation {
   required?: boolean
   /** False: a list relation with no `GET /{plural}/{id}/{name}` of its own. */
   route?: boolean
+  /** False: REST's `include=` does not offer it. */
+  include?: boolean
 }
+
+/** The path segment of a relation's target: a declared resource's plural, or a built-in one's (`posts`). */
+export const pluralOf = (target: RelationTarget): string => target.resource?.plural ?? `${target.name}s`
 
 const KINDS = ['belongsTo', 'hasMany', 'hasOne', 'manyToMany'] as const
 const camelCased = (name: string): string => name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
@@ -72,7 +77,7 @@ export function resolveRelations (resource: Resource, resources: readonly Resour
   const targets = targetsOf(resources)
   return Object.entries(resource.declaration.relations ?? {}).map(([name, declared]) => {
     const kind = KINDS.find((option) => option in declared) as RelationKind
-    const targetName = (declared as Record<string, string>)[kind] as string
+    const targetName = (declared as unknown as Record<string, string>)[kind] as string
     const target = targets.get(targetName)
     const where = `defineResource(${JSON.stringify(resource.name)}): relation ${name}`
     if (target === undefined) throw new Error(`${where} names ${JSON.stringify(targetName)}, which is neither a declared resource nor user, post or comment`)
@@ -86,11 +91,12 @@ export function resolveRelations (resource: Resource, resources: readonly Resour
     const relation: Relation = { name, kind, target, key: declared.key, list: kind === 'hasMany' || kind === 'manyToMany' }
     if ('through' in declared) Object.assign(relation, { through: declared.through, otherKey: declared.otherKey })
     if ('required' in declared && declared.required === true) {
-      // An owner read rule may hide the row: it could not be there for every caller.
+      // An owner read rule may hide the row: it could not be there for every caller (nor a row live under it).
       if (target.read === 'owner' || target.read === 'ownerOrAdmin') throw new Error(`${where}: required, but ${targetName} is read by its owners only`)
       relation.required = true
     }
     if ('route' in declared && declared.route === false) relation.route = false
+    if (declared.include === false) relation.include = false
     return relation
   })
 }
@@ -116,7 +122,7 @@ export function inverseRelations (name: string, resources: readonly Resource[]):
   for (const resource of resources) {
     for (const [relationName, declared] of Object.entries(resource.declaration.relations ?? {})) {
       const kind = KINDS.find((option) => option in declared) as RelationKind
-      if (declared.inverse === undefined || (declared as Record<string, string>)[kind] !== name) continue
+      if (declared.inverse === undefined || (declared as unknown as Record<string, string>)[kind] !== name) continue
       const where = `defineResource(${JSON.stringify(resource.name)}): relation ${relationName}: inverse ${declared.inverse}`
       if (taken.has(declared.inverse)) throw new Error(`${where} is taken on ${name} (a field, a relation or another inverse of that name)`)
       taken.add(declared.inverse)

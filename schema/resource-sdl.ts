@@ -69,16 +69,22 @@ function actionSdl (resource: Resource, type: string): { inputs: string[], mutat
   return { inputs, mutations }
 }
 
-function subscriptionSdl (resource: Resource, type: string, equality: string[]): string[] {
-  const events = resource.declaration.events ?? []
-  if (events.length === 0) return []
-  const args = equality.length === 0 ? '' : `(${equality.join(', ')})`
+/** The subscriptions of `resource`'s events; `argument` writes its equality filters as optional arguments (none without it). */
+function subscriptionSdl (resource: Resource, type: string, argument?: (filter: ResourceFilter) => string): string[] {
+  if (resource.events.length === 0) return []
   return [
     'extend type Subscription {',
-    ...events.flatMap((event) => [
-      `  ${described(`Every ${resource.name} ${event} (after the write commits), or those with the given values.`)}`,
-      `  ${resource.name}${event.charAt(0).toUpperCase()}${event.slice(1)}${args}: ${type}!`
-    ]),
+    ...resource.events.flatMap(({ event, subscription, require }) => {
+      // Required fields first; an equality filter on one of them is not repeated as an optional argument.
+      const required = require.map((field) => `${camelCase(field)}: ${scalarOf(resource, field)}!`)
+      const optional = argument === undefined ? [] : resource.filters.filter(({ op, field }) => op === '=' && !require.includes(field)).map(argument)
+      const args = [...required, ...optional]
+      const given = require.length === 0 ? 'or those with the given values' : `with the given ${require.map(camelCase).join(' and ')}${optional.length === 0 ? '' : ', and the other values when given'}`
+      return [
+        `  ${described(`Every ${resource.name} ${event} (after the write commits), ${given}.`)}`,
+        `  ${subscription}${args.length === 0 ? '' : `(${args.join(', ')})`}: ${type}!`
+      ]
+    }),
     '}'
   ]
 }
@@ -133,7 +139,6 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
     const nullable = (column: string) => acceptsNull(properties[column] as TSchema)
     const writable = resource.declaration.writable
     const argument = ({ name, field, op }: ResourceFilter) => `${camelCase(name)}: ${op === 'positive' ? 'Boolean' : scalarOf(resource, field)}`
-    const equality = resource.filters.filter(({ op }) => op === '=').map(argument)
     const filters = [...resource.filters.map(argument), ...(resource.declaration.search ?? []).length > 0 ? ['q: String'] : []]
     // A create may leave out a field with a default: GraphQL shows the default.
     const defaultOf = (column: string) => {
@@ -160,8 +165,11 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
     ]
     // A create that may name its owner takes it, optionally.
     const namedOwner = ownerOnCreate === undefined || owner === undefined ? [] : [`  ${described('Left out: the caller.')}`, field(owner, false)]
+    // A resource under a parent is created with the parent's key (`postId: ID!`), which REST takes from the path.
+    const parentKey = resource.under === undefined ? [] : [field(resource.under.key, true)]
     const createInput = [
       `input ${names.createInput} {`,
+      ...parentKey,
       ...writable.map((column) => `${field(column, !nullable(column) && defaultOf(column) === '')}${defaultOf(column)}`),
       ...namedOwner,
       '}'
@@ -178,7 +186,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
         ...updateInput,
         ...actions.inputs,
         ...singularSdl(resource, parent.name, actions),
-        ...subscriptionSdl(resource, names.type, []),
+        ...subscriptionSdl(resource, names.type),
         ...inverseSdl(resource, names.type, relations, parent.name)
       ].join('\n')
     }
@@ -204,7 +212,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
       `  ${names.listConnection}(first: Int, after: String${filterArgs}): ${names.connection}!`,
       '}',
       ...mutations.length === 0 ? [] : ['extend type Mutation {', ...mutations, '}'],
-      ...subscriptionSdl(resource, names.type, equality),
+      ...subscriptionSdl(resource, names.type, argument),
       ...inverseSdl(resource, names.type, relations, undefined)
     ].join('\n')
   }).join('\n')

@@ -16,6 +16,26 @@ export type ResourceAuth = { read: AccessRule } & Record<ResourceWrite, AccessRu
 /** What a declared resource announces after a write commits: GraphQL subscriptions `labelCreated`… */
 export type ResourceEvent = 'created' | 'updated' | 'deleted'
 
+/**
+ * An event's subscription, when not the default (`labelCreated`, every argument optional).
+ * @example { subscription: 'commentAdded', require: ['post_id'] }
+ */
+export interface EventDeclaration<F extends string = string> {
+  /** The subscription's name, and the event bus topic. Default: the resource's name and the event's, `labelCreated`. */
+  subscription?: string
+  /** Fields a subscriber must give (`postId: ID!`): they hear only of rows with those values. Default: none. */
+  require?: readonly F[]
+}
+
+/** A declared event, its defaults filled in. */
+export interface ResourceEventSpec {
+  readonly event: ResourceEvent
+  /** The GraphQL subscription and the event bus topic: `labelCreated`. */
+  readonly subscription: string
+  /** The fields every subscriber gives. */
+  readonly require: readonly string[]
+}
+
 type Field<R extends TObject> = Extract<keyof Static<R>, string>
 
 /**
@@ -59,6 +79,15 @@ export type RelationDeclaration = (
      * Its target may not be read by its owners only (the row could be hidden). Default: false.
      */
     required?: boolean
+    /**
+     * The rows live under the row they belong to: they are created at `POST /{target plural}/{id}/{plural}`
+     * (the key from the path; 404 naming the target when it is not there; `POST /{plural}` is not
+     * served), and `GET /{target plural}/{id}/{plural}` lists one target's rows with every list
+     * parameter. GraphQL's create input takes the key (`postId: ID!`). Needs `required`; at most
+     * one relation; the key is neither writable nor the owner, and is a foreign key of the table.
+     * Default: false.
+     */
+    under?: boolean
   }
   | {
     hasMany: string
@@ -78,6 +107,8 @@ export type RelationDeclaration = (
 ) & {
   /** The relation's name on the other resource (`GET /posts/{id}/labels`, `include=labels`, `Post.labels`). @example 'labels' */
   inverse?: string
+  /** `false`: REST's `include=` does not offer it (it stays a GraphQL field, and a list relation's nested route). Default: true. */
+  include?: boolean
 }
 
 /** What a host writes to give one of its tables every convention of the API (CONTRACT §9). */
@@ -155,8 +186,12 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
   auth?: Partial<{ read: AccessRule } & Record<ResourceWrite, AccessRule | false>>
   /** Other resources this one reaches: `include=` embeds them, and lists of them are served under `/{plural}/{id}/{relation}`. */
   relations?: Readonly<Record<string, RelationDeclaration>>
-  /** Announced after the write commits, to the subscriptions `labelCreated`, `labelUpdated`, `labelDeleted`. Default: none. */
-  events?: readonly ResourceEvent[]
+  /**
+   * Announced after the write commits, to the subscriptions `labelCreated`, `labelUpdated`, `labelDeleted`
+   * (the equality filters as optional arguments); or by event, with a subscription's own name and
+   * required arguments: `{ created: { subscription: 'commentAdded', require: ['post_id'] } }`. Default: none.
+   */
+  events?: readonly ResourceEvent[] | Readonly<Partial<Record<ResourceEvent, EventDeclaration<Field<R>>>>>
   /** Business rules inside the writes' transactions, in both styles (see `ResourceHooks`). */
   hooks?: ResourceHooks<Static<R>>
   /**
@@ -184,6 +219,10 @@ export interface Resource<R extends TObject = TObject> {
   readonly auth: Readonly<ResourceAuth>
   /** The list filters, in the declaration's order (an equality filter is named after its field). */
   readonly filters: readonly ResourceFilter[]
+  /** The declared events, with their subscriptions. */
+  readonly events: readonly ResourceEventSpec[]
+  /** The `under` relation: the rows live under the row it names. */
+  readonly under?: { readonly relation: string, readonly key: string, readonly target: string }
   readonly schemas: {
     /** The whole representation: what writes answer. */
     item: TObject
@@ -237,6 +276,19 @@ function withoutDefault (schema: TSchema): TSchema {
   return rest as TSchema
 }
 
+/** The declaration's events, their defaults filled in. */
+function eventsOf (declaration: Pick<ResourceDeclaration, 'name' | 'events'>): ResourceEventSpec[] {
+  const given = declaration.events ?? []
+  const byEvent: Array<[ResourceEvent, EventDeclaration | undefined]> = Array.isArray(given)
+    ? (given as readonly ResourceEvent[]).map((event) => [event, undefined])
+    : Object.entries(given as Readonly<Record<ResourceEvent, EventDeclaration | undefined>>) as Array<[ResourceEvent, EventDeclaration | undefined]>
+  return byEvent.map(([event, declared]) => ({
+    event,
+    subscription: declared?.subscription ?? `${declaration.name}${String(event).charAt(0).toUpperCase()}${String(event).slice(1)}`,
+    require: declared?.require ?? []
+  }))
+}
+
 /** The declaration's filters, one per query parameter. */
 function filtersOf (declared: ReadonlyArray<string> | Readonly<Record<string, FilterDeclaration>> = []): ResourceFilter[] {
   if (Array.isArray(declared)) return declared.map((field: string) => ({ name: field, field, op: '=' }))
@@ -275,7 +327,10 @@ function checkSingular<R extends TObject> (declaration: ResourceDeclaration<R>, 
   for (const [relation, declared] of Object.entries(declaration.relations ?? {})) {
     check('belongsTo' in declared && declared.inverse === undefined, declaration, `relation ${relation}: a singularOf resource's relations are belongsTo, without inverse (its parent reaches it)`)
   }
-  for (const event of declaration.events ?? []) check(event === 'updated', declaration, `a singularOf resource is never ${event} on its own: only updated may be announced`)
+  for (const { event } of eventsOf(declaration)) check(event === 'updated', declaration, `a singularOf resource is never ${event} on its own: only updated may be announced`)
+  for (const [relation, declared] of Object.entries(declaration.relations ?? {})) {
+    check((declared as { under?: unknown }).under === undefined, declaration, `relation ${relation}: a singularOf resource lives under its parent already: under does not apply`)
+  }
   for (const hook of ['beforeCreate', 'afterCreate', 'beforeDelete', 'afterDelete']) {
     check((declaration.hooks as Record<string, unknown> | undefined)?.[hook] === undefined, declaration, `a singularOf resource has no create nor delete: hook ${hook} would never run`)
   }
@@ -332,14 +387,23 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     check(KINDS.filter((kind) => kind in declared).length === 1, declaration, `relation ${relation} must be exactly one of ${KINDS.join(', ')}`)
     check(typeof declared.key === 'string', declaration, `relation ${relation} needs a key`)
     if ('manyToMany' in declared) check(typeof declared.through === 'string' && typeof declared.otherKey === 'string', declaration, `relation ${relation}: manyToMany needs through and otherKey`)
-    const identifiers = Object.entries(declared).filter(([option]) => !['belongsTo', 'hasMany', 'hasOne', 'manyToMany', 'inverse', 'required', 'route'].includes(option))
+    const identifiers = Object.entries(declared).filter(([option]) => !['belongsTo', 'hasMany', 'hasOne', 'manyToMany', 'inverse', 'required', 'route', 'under', 'include'].includes(option))
     for (const [option, value] of identifiers) check(typeof value === 'string' && IDENTIFIER.test(value), declaration, `relation ${relation}: ${option} must be a lower-case SQL identifier`)
     if ('belongsTo' in declared) check(Object.hasOwn(properties, declared.key), declaration, `relation ${relation}: its key ${declared.key} is not in the representation`)
     const { required, route } = declared as { required?: unknown, route?: unknown }
     check(required === undefined || ('belongsTo' in declared && typeof required === 'boolean'), declaration, `relation ${relation}: required is a boolean of a belongsTo`)
     check(required !== true || !acceptsNull(properties[declared.key] as TSchema), declaration, `relation ${relation}: required needs a key that is never null, and ${declared.key} may be`)
     check(route === undefined || (('hasMany' in declared || 'manyToMany' in declared) && typeof route === 'boolean'), declaration, `relation ${relation}: route is a boolean of a hasMany or manyToMany`)
+    const { under, include } = declared as { under?: unknown, include?: unknown }
+    check(include === undefined || typeof include === 'boolean', declaration, `relation ${relation}: include is a boolean`)
+    check(under === undefined || ('belongsTo' in declared && typeof under === 'boolean'), declaration, `relation ${relation}: under is a boolean of a belongsTo`)
+    if (under === true) {
+      check(required === true, declaration, `relation ${relation}: under needs required: the rows always have the row they live under`)
+      check(!(declaration.writable as readonly string[]).includes(declared.key) && declared.key !== declaration.owner, declaration, `relation ${relation}: under sets ${declared.key} from the path, so it is neither writable nor the owner`)
+    }
   }
+  const unders = Object.entries(declaration.relations ?? {}).filter(([, declared]) => (declared as { under?: unknown }).under === true)
+  check(unders.length <= 1, declaration, `only one relation may be under: ${unders.map(([relation]) => relation).join(', ')}`)
   checkBehaviour(declaration, Object.keys(declaration.relations ?? {}))
 
   const auth: ResourceAuth = {
@@ -366,10 +430,17 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     updated: auth.update !== false || Object.keys(declaration.actions ?? {}).length > 0,
     deleted: auth.delete !== false
   }
-  for (const event of declaration.events ?? []) {
+  const events = eventsOf(declaration)
+  for (const { event, subscription, require } of events) {
     check(['created', 'updated', 'deleted'].includes(event), declaration, `unknown event ${JSON.stringify(event)}`)
     check(announcedBy[event], declaration, `the event ${event} is never announced: its write is not served (auth false)`)
+    check(NAME.test(subscription), declaration, `event ${event}: subscription must be a lower camel case name`)
+    check(events.filter((other) => other.subscription === subscription).length === 1, declaration, `two events are the subscription ${subscription}`)
+    check(Array.isArray(require), declaration, `event ${event}: require is a list of fields`)
+    known(require, `event ${event}: require`)
   }
+  const [under] = unders
+  const underTarget = under === undefined ? undefined : (under[1] as { belongsTo: string }).belongsTo
 
   const pick = (fields: readonly string[]): TProperties => Object.fromEntries(fields.map((field) => [field, withoutDefault(properties[field] as TSchema)]))
   const writable = pick(declaration.writable)
@@ -396,6 +467,8 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     columns,
     auth: Object.freeze(auth),
     filters: Object.freeze(filters.map((filter) => Object.freeze(filter))),
+    events: Object.freeze(events.map((event) => Object.freeze(event))),
+    ...under === undefined ? {} : { under: Object.freeze({ relation: under[0], key: under[1].key, target: underTarget as string }) },
     schemas: {
       item: Type.Object(pick(columns), { additionalProperties: false }),
       selection,
