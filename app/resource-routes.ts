@@ -4,6 +4,7 @@ import * as routes from '../routes/index.js'
 import type { Resource } from '../schema/resource.js'
 import { declaredRoutes } from '../routes/resource.js'
 import { builtInResources, servedResources } from '../rules/built-in-resources.js'
+import { comments } from '../rules/comments.js'
 import { products } from '../rules/products.js'
 import { profiles } from '../rules/profiles.js'
 import { restScope } from './rest.js'
@@ -22,6 +23,11 @@ export interface ResourceRoutesOptions {
    * @example [labels]
    */
   resources?: readonly Resource[]
+}
+
+/** A built-in declared resource's routes, with the relations the declared `resources` add to it through `inverse`. */
+function withInverses (resource: Resource): FastifyPluginAsync<{ resources?: readonly Resource[] }> {
+  return async (scope, options) => { await scope.register(declaredRoutes(resource, servedResources(options.resources))) }
 }
 
 /**
@@ -70,11 +76,13 @@ export const authRoutes = mountable('tandem-auth-routes', routes.authRoutes)
 export const postsRoutes = mountable('tandem-posts-routes', routes.postsRoutes)
 
 /**
- * `GET/POST /posts/:id/comments`, `DELETE /comments/:id`.
+ * `GET/POST /posts/:id/comments`, `GET /comments`, `GET/DELETE /comments/:id`: the routes of the
+ * comments' declaration (rules/comments.ts); a new comment is published to GraphQL subscribers when
+ * Tandem's events plugin is registered.
  * @example
  * await app.register(commentsRoutes, { prefix: '/api/v1' })
  */
-export const commentsRoutes = mountable('tandem-comments-routes', routes.commentsRoutes)
+export const commentsRoutes = mountable('tandem-comments-routes', withInverses(comments))
 
 /**
  * `GET/PUT/PATCH /users/:id/profile`: the routes of the profiles' declaration (rules/profiles.ts), a

@@ -3,7 +3,6 @@ import { sql, type Kysely } from 'kysely'
 import type { Relation } from '../schema/relation-targets.js'
 import { unprocessable } from '../schema/errors.js'
 import { acceptsNull, type FilterOperator, type Resource, type ResourceFilter } from '../schema/resource.js'
-import { commentList } from './comments.js'
 import type { Db } from './connect.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
 import { paginate, parseFields, selectColumns, type BaseQuery, type Filter, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
@@ -131,7 +130,7 @@ export async function rowExists (db: Db, table: string, id: number): Promise<boo
 }
 
 // The list specs of the built-in resources written by hand, for relations that reach them.
-const builtInLists: Readonly<Record<string, ListSpec>> = { user: userList, comment: commentList }
+const builtInLists: Readonly<Record<string, ListSpec>> = { user: userList }
 
 /** The filter that narrows a related list to one parent's rows; not a query parameter. */
 export const PARENT_FILTER = '$parent'

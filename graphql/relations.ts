@@ -4,10 +4,10 @@ import {
 } from 'graphql'
 import type { Db } from '../db/connect.js'
 import { linkedRows, links, relationsAsJson, type Link, type NestedRelation } from '../db/relations.js'
-import { commentList } from '../db/comments.js'
 import type { Database } from '../db/types.js'
 import { userList } from '../db/users.js'
 import type { AccessUser } from '../plugins/auth.js'
+import { comments } from '../rules/comments.js'
 import { posts } from '../rules/posts.js'
 import { resolveRelations } from '../schema/relation-targets.js'
 import type { Resource } from '../schema/resource.js'
@@ -30,10 +30,10 @@ const keyOf = (row: Row, relation: Relation): number => Number(row[relation.link
 const alwaysOf = ({ link }: Relation): readonly string[] => link.list ? ['id', link.key] : ['id']
 
 // Each type's columns in their list's order.
-const orders: Record<LoadedType, readonly string[]> = { User: userList.columns, Post: posts.columns, Comment: commentList.columns }
+const orders: Record<LoadedType, readonly string[]> = { User: userList.columns, Post: posts.columns, Comment: comments.columns }
 
 /**
- * The relations of a declared type the planner loads (posts): each declared relation as a link, a
+ * The relations of a declared type the planner loads (posts, comments): each declared relation as a link, a
  * belongsTo by the row's key, a hasMany by the other's. The planner loads those two kinds between
  * its own types only: any other relation of such a declaration stops the start.
  */
@@ -51,16 +51,13 @@ function plannedRelations (resource: Resource): Record<string, Relation> {
   }))
 }
 
-/** The relation fields of each type: which of db/'s links each follows (Post's from its declaration). */
+/** The relation fields of each type: which of db/'s links each follows (Post's and Comment's from their declarations). */
 const relations: Record<LoadedType, Readonly<Record<string, Relation>>> = {
   User: {
     posts: { type: 'Post', link: links.postsOfAuthor, order: orders.Post }
   },
   Post: plannedRelations(posts),
-  Comment: {
-    author: { type: 'User', link: links.authorOf, order: orders.User },
-    post: { type: 'Post', link: links.postOfComment, order: orders.Post }
-  }
+  Comment: plannedRelations(comments)
 }
 
 /**

@@ -1,17 +1,11 @@
 import { GraphQLError, GraphQLScalarType, Kind, type GraphQLResolveInfo as Info } from 'graphql'
 import type { IResolvers } from 'mercurius'
-import { createComment, type Comment } from '../db/comments.js'
 import { cursorAfterId } from '../db/pagination.js'
 import { findUser, listUsers, userRows } from '../db/users.js'
 import { changeUser, removeUser, signUp, type AccountChanges } from '../rules/accounts.js'
-import { tellSubscribers } from '../rules/events.js'
 import { notFound } from '../schema/errors.js'
-import { CreateCommentBody } from '../schema/comments.js'
 import { CreateUserBody, PatchUserBody } from '../schema/users.js'
-import type { TandemEventMap } from '../plugins/events.js'
 import type { TandemGraphqlContext } from './context.js'
-import { answerOnce } from './event-answers.js'
-import { only, subscriptionStep } from './subscription-steps.js'
 import { checkInput, listLimit, parseId } from './inputs.js'
 import { withRelations, type AddedFields } from './relations.js'
 
@@ -40,22 +34,19 @@ export const DateTime = new GraphQLScalarType<Date, string>({
   }
 })
 
-type CommentAdded = TandemEventMap['commentAdded']
-
 /**
  * Every resolver: root fields only. They check the caller as the resource style does, call `db/`,
  * and hand their answer to `withRelations` (./relations.ts), which loads the relations the query
  * asks below them (one statement for all of them, whatever the number of parents) and
  * renames columns to fields (`created_at` → `createdAt`) by the one map in ./selection.ts.
  * `added` are the fields declared resources add to the built-in types through `inverse`. The posts'
- * root fields are their declaration's (./declared.ts), answered through the same planner.
+ * and comments' root fields (and `commentAdded`) are their declarations' (./declared.ts), answered
+ * through the same planner.
  */
 export function resolvers (added?: AddedFields): IResolvers<unknown, Context> {
-  // Relations read as the caller; a subscription's shared answer as nobody (see ./declared-answers.ts).
+  // Relations read as the caller.
   const loaded = async <T>(ctx: Context, info: Info, answer: T): Promise<T> =>
     withRelations(ctx.app.db, info, answer, added === undefined ? undefined : { fields: added, caller: ctx.viewer })
-  const shared = async <T>(ctx: Context, info: Info, answer: T): Promise<T> =>
-    withRelations(ctx.app.db, info, answer, added === undefined ? undefined : { fields: added, caller: async () => undefined })
   return {
     DateTime,
     Query: {
@@ -98,33 +89,10 @@ export function resolvers (added?: AddedFields): IResolvers<unknown, Context> {
         const viewer = await ctx.viewer()
         return removeUser(ctx.app, viewer, parseId(args.id, 'id'))
       },
-      async createComment (_root, args: Args, ctx: Context, info: Info) {
-        const viewer = await ctx.viewer()
-        const { postId: rawPostId, ...fields } = args.input as Input
-        const postId = parseId(rawPostId, 'postId')
-        const { text } = checkInput<{ text: string }>(CreateCommentBody, fields)
-        const comment = await createComment(ctx.app.db, { postId, authorId: viewer.sub, text })
-        if (comment === undefined) throw notFound('post')
-        tellSubscribers(ctx.app, 'commentAdded', { comment: comment as CommentAdded['comment'] & Comment })
-        return loaded(ctx, info, comment)
-      },
       async login (_root, args: Args, ctx: Context) {
         // The same brute-force limits as POST /auth/login, per IP and per account.
         if (ctx.app.hasDecorator('limitLogin')) await ctx.app.limitLogin(ctx.reply.request, ctx.reply, String(args.email))
         return ctx.app.accessTokens.login(args.email as string, args.password as string)
-      }
-    },
-    Subscription: {
-      commentAdded: {
-        subscribe: async (_root: unknown, args: Args, ctx: Context) => subscriptionStep(async () => {
-          await ctx.viewer()
-          const postId = parseId(args.postId, 'postId')
-          const events = await ctx.pubsub.subscribe<CommentAdded>('commentAdded')
-          return only(events, ({ comment }) => Number(comment.post_id) === postId)
-        }),
-        // The event is shared by every subscriber; the relations loaded into it are shared by those with the same selection.
-        // Mercurius hands each subscriber the payload published on the topic, which `subscribe` chose.
-        resolve: async (event: unknown, _args: Args, ctx: Context, info: Info) => answerOnce(event as CommentAdded, info, async () => shared(ctx, info, { ...(event as CommentAdded).comment }))
       }
     }
   }

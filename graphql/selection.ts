@@ -1,16 +1,18 @@
 import { Kind, type FieldNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql'
+import { comments } from '../rules/comments.js'
 import { posts } from '../rules/posts.js'
 import { camelCase } from '../schema/resource-sdl.js'
 
 /**
  * The one map of GraphQL names to database columns for each type's scalar fields (`createdAt` →
- * `created_at`). Relation fields are in ./relations.ts, with the column each loads by. `Post` is
- * declared (rules/posts.ts): its fields are its declaration's columns, as its SDL names them.
+ * `created_at`). Relation fields are in ./relations.ts, with the column each loads by. `Post` and
+ * `Comment` are declared (rules/posts.ts, rules/comments.ts): their fields are their declarations'
+ * columns, as their SDL names them.
  */
 const columnMap: Readonly<Record<'User' | 'Post' | 'Comment', Readonly<Record<string, string>>>> = {
   User: { id: 'id', name: 'name', email: 'email', createdAt: 'created_at' },
   Post: Object.fromEntries(posts.columns.map((column) => [camelCase(column), column])),
-  Comment: { id: 'id', text: 'text', createdAt: 'created_at' }
+  Comment: Object.fromEntries(comments.columns.map((column) => [camelCase(column), column]))
 }
 
 export type LoadedType = keyof typeof columnMap

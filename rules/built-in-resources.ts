@@ -2,15 +2,16 @@
 // serves: theirs, then the host's.
 import type { Resource } from '../schema/resource.js'
 import { graphqlNames, resourceSdl } from '../schema/resource-sdl.js'
+import { comments } from './comments.js'
 import { posts } from './posts.js'
 import { products } from './products.js'
 import { profiles } from './profiles.js'
 
 /** Tandem's own declared resources, served before any host's. */
-export const builtInResources: readonly Resource[] = [products, posts, profiles]
+export const builtInResources: readonly Resource[] = [products, posts, profiles, comments]
 
 // The paths of the built-in resources still written by hand (their names are refused by defineResource).
-const HAND_WRITTEN_PATHS = ['users', 'comments', 'orders', 'auth']
+const HAND_WRITTEN_PATHS = ['users', 'orders', 'auth']
 
 /**
  * The built-in declared resources followed by the host's `resources`: what REST and GraphQL serve.
@@ -34,7 +35,7 @@ export function servedResources (resources: readonly Resource[] = []): readonly 
 
 /**
  * The SDL of each built-in declared resource as its declaration gives it, and the file in
- * schema/graphql/declared/ that shows it (`Product.graphql`, `Post.graphql`): written by `npm run sdl`, checked by
+ * schema/graphql/declared/ that shows it (`Product.graphql`, `Post.graphql`, `Comment.graphql`): written by `npm run sdl`, checked by
  * the tests. GraphQL itself builds the same SDL from the declarations as it starts.
  */
 export function builtInSdlFiles (): Array<{ file: string, sdl: string }> {

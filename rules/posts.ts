@@ -30,7 +30,7 @@ export const posts = defineResource({
   search: ['title', 'content'],
   relations: {
     author: { belongsTo: 'user', key: 'author_id', required: true },
-    // `GET /posts/{id}/comments` is the comments' own route, which filters them by author too.
+    // `GET /posts/{id}/comments` is the comments' own list (they live under their post: rules/comments.ts).
     comments: { hasMany: 'comment', key: 'post_id', route: false }
   },
   auth: { read: 'authenticated', create: 'authenticated', update: 'ownerOrAdmin', delete: 'ownerOrAdmin' },
