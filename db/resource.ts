@@ -1,8 +1,8 @@
 import type { TSchema } from '@sinclair/typebox'
 import { sql, type Kysely } from 'kysely'
 import type { Relation } from '../schema/relation-targets.js'
-import { unprocessable } from '../schema/errors.js'
-import { acceptsNull, type FilterOperator, type Resource, type ResourceFilter } from '../schema/resource.js'
+import { badRequest, unprocessable } from '../schema/errors.js'
+import { acceptsNull, type FilterOperator, type LoadedField, type Resource, type ResourceFilter } from '../schema/resource.js'
 import type { Db } from './connect.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
 import { paginate, parseFields, selectColumns, type BaseQuery, type Filter, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
@@ -59,6 +59,43 @@ function checkRanges (filters: readonly ResourceFilter[], given: Record<string, 
   }
 }
 
+/**
+ * `fields=` taken apart: the columns to read (undefined: all of them) and the loaded fields wanted
+ * (all of them when `fields` is undefined). An unknown name is a 400 that lists every field.
+ */
+function splitFields (resource: Resource, fields: string | undefined): { columns: string | undefined, loaded: readonly string[] } {
+  if (fields === undefined) return { columns: undefined, loaded: resource.loaded }
+  if (resource.loaded.length === 0) return { columns: fields, loaded: [] }
+  const wanted = fields.split(',').map((field) => field.trim()).filter((field) => field !== '')
+  const known = Object.keys(resource.schemas.item.properties)
+  for (const field of wanted) if (!known.includes(field)) throw badRequest(`unknown field "${field}"; fields: ${known.join(', ')}`, 'fields')
+  const columns = wanted.filter((field) => !resource.loaded.includes(field))
+  return { columns: columns.length === 0 ? 'id' : columns.join(','), loaded: resource.loaded.filter((field) => wanted.includes(field)) }
+}
+
+/** Sets the loaded fields `names` on `rows`: one call of each field's `load` for all the rows. */
+export async function loadFields (resource: Resource, db: Db, rows: readonly Row[], names: readonly string[] = resource.loaded): Promise<void> {
+  if (rows.length === 0) return
+  const declared = (resource.declaration.loaded ?? {}) as Readonly<Record<string, LoadedField>>
+  const ids = rows.map((row) => Number(row[resource.key]))
+  // One after the other: `db` may be a transaction, whose statements run one at a time anyway.
+  for (const name of names) {
+    const values = await (declared[name] as LoadedField).load(db, ids)
+    for (const row of rows) row[name] = values.get(Number(row[resource.key])) ?? null
+  }
+}
+
+/** A written row with the loaded fields its write did not give. */
+async function completed (resource: Resource, db: Db, row: Row): Promise<Row> {
+  const missing = resource.loaded.filter((field) => !(field in row))
+  if (missing.length > 0) await loadFields(resource, db, [row], missing)
+  return row
+}
+
+/** `complete` for rows that may be undefined (no such row). */
+const completedIf = async (resource: Resource, db: Db, row: Row | undefined): Promise<Row | undefined> =>
+  row === undefined || resource.loaded.length === 0 ? row : completed(resource, db, row)
+
 // The host's table is unknown to Tandem's `Database` type: queries on it are typed by the
 // declaration's representation instead, checked when the declaration is made.
 const untyped = (db: Db): Kysely<any> => db as unknown as Kysely<any>
@@ -79,35 +116,42 @@ export function resourceData (resource: Resource): ResourceData {
     sortable: key !== 'id' ? {} : Object.fromEntries(['id', ...(declaration.sort ?? [])].map((field) => [field, { nullable: acceptsNull(declaration.representation.properties[field] as TSchema) }])),
     filters
   } as unknown as ListSpec
-  const lock = (id: number) => async (trx: Db) => untyped(trx).selectFrom(table).select(columns).where(key, '=', id).forUpdate().executeTakeFirst() as Promise<Row | undefined>
+  // The locked row is whole, loaded fields included: `If-Match` compares it with what reads showed.
+  const lock = (id: number) => async (trx: Db) => completedIf(resource, trx, await untyped(trx).selectFrom(table).select(columns).where(key, '=', id).forUpdate().executeTakeFirst() as Row | undefined)
 
   return {
     list,
     async page (db, params, context) {
       checkRanges(resource.filters, context.filters)
-      return await paginate(db, list, params, context)
+      const { columns: read, loaded } = splitFields(resource, params.fields)
+      const page = await paginate(db, list, read === params.fields ? params : { ...params, fields: read }, context)
+      if (loaded.length > 0) await loadFields(resource, db, page.data, loaded)
+      return page
     },
     async find (db, id, fields, owner) {
+      const { columns: read, loaded } = splitFields(resource, fields)
       let query = untyped(db).selectFrom(table).where(key, '=', id) as unknown as BaseQuery
       if (owner !== undefined) query = query.where(sql.ref(declaration.owner as string), '=', owner)
-      const selected = parseFields(list, fields)
+      const selected = parseFields(list, read)
       // `parseFields` always keeps `id`; another key is kept here, first as in `columns`.
       if (!selected.includes(key)) selected.unshift(key)
-      return await selectColumns(query, list, selected).executeTakeFirst() as Row | undefined
+      const row = await selectColumns(query, list, selected).executeTakeFirst() as Row | undefined
+      if (row !== undefined && loaded.length > 0) await loadFields(resource, db, [row], loaded)
+      return row
     },
     async create (db, values, around) {
       const insert = async (trx: Db, written: Values) => await untyped(trx).insertInto(table).values(written).returning(columns).executeTakeFirstOrThrow() as Row
       // Without hooks the insert is one statement, and needs no transaction of its own.
-      if (around === undefined) return insert(db, values)
-      return inTransaction(db, async (trx) => around(trx, undefined, async (written) => insert(trx, written)))
+      if (around === undefined) return completed(resource, db, await insert(db, values))
+      return inTransaction(db, async (trx) => completed(resource, trx, await around(trx, undefined, async (written) => insert(trx, written))))
     },
     async update (db, id, values, check, around) {
       const set = async (trx: Db, current: Row, written: Values) => Object.keys(written).length === 0
         ? current
         : await untyped(trx).updateTable(table).set(written).where(key, '=', id).returning(columns).executeTakeFirstOrThrow() as Row
-      return lockedWrite(db, lock(id), check, async (trx, current) => around === undefined
+      return completedIf(resource, db, await lockedWrite(db, lock(id), check, async (trx, current) => around === undefined
         ? set(trx, current, values)
-        : around(trx, current, async (written) => set(trx, current, written)))
+        : around(trx, current, async (written) => set(trx, current, written))))
     },
     async remove (db, id, check, around) {
       const remove = async (trx: Db, current: Row) => {
@@ -119,7 +163,7 @@ export function resourceData (resource: Resource): ResourceData {
         : around(trx, current, async () => remove(trx, current)))
     },
     async withLocked (db, id, check, work) {
-      return lockedWrite(db, lock(id), check, work)
+      return completedIf(resource, db, await lockedWrite(db, lock(id), check, work))
     }
   }
 }
@@ -143,6 +187,8 @@ export interface RelationData {
   readonly list: ListSpec
   /** The target's owner column, when its read rule narrows what a caller sees to their own rows. */
   readonly owner?: string
+  /** Sets the target's loaded fields on its rows, when it has some (one statement per field for all the rows). */
+  readonly load?: (db: Db, rows: readonly Row[]) => Promise<void>
 }
 
 /** The statements of one relation, made once (their compiled forms are kept per list spec). */
@@ -157,7 +203,9 @@ export function relationData (relation: Relation): RelationData {
     : { where: (query, id) => query.where(sql.ref(`${target.table}.${relation.key}`), '=', id) }
   const rule = target.resource?.auth.read
   const owner = rule === 'owner' || rule === 'ownerOrAdmin' ? target.resource?.declaration.owner : undefined
-  return { relation, columns, list: { ...base, filters: { ...base.filters, [PARENT_FILTER]: parent } }, ...owner === undefined ? {} : { owner } }
+  const declared = target.resource
+  const load = declared === undefined || declared.loaded.length === 0 ? undefined : async (db: Db, rows: readonly Row[]) => loadFields(declared, db, rows)
+  return { relation, columns, list: { ...base, filters: { ...base.filters, [PARENT_FILTER]: parent } }, ...owner === undefined ? {} : { owner }, ...load === undefined ? {} : { load } }
 }
 
 /**
@@ -167,7 +215,7 @@ export function relationData (relation: Relation): RelationData {
  */
 export async function embedRelations (db: Db, rows: Row[], relations: readonly RelationData[], limits: ReadonlyMap<string, number> = new Map(), owners: ReadonlyMap<string, number> = new Map()): Promise<void> {
   if (rows.length === 0) return
-  await Promise.all(relations.map(async ({ relation, columns, owner: ownerColumn }) => {
+  await Promise.all(relations.map(async ({ relation, columns, owner: ownerColumn, load }) => {
     const limit = limits.get(relation.name) ?? EMBEDDED_LIMIT
     const { target, key } = relation
     const table = target.table as keyof Database
@@ -175,6 +223,7 @@ export async function embedRelations (db: Db, rows: Row[], relations: readonly R
     const narrow = ownerColumn === undefined || owner === undefined ? undefined : { column: ownerColumn, value: owner }
     if (relation.kind === 'belongsTo') {
       const found = await rowsById(db, table, rows.map((row) => Number(row[key])).filter((id) => Number.isSafeInteger(id)), columns, narrow)
+      await load?.(db, [...found.values()] as Row[])
       for (const row of rows) row[relation.name] = found.get(Number(row[key])) ?? null
       return
     }
@@ -182,12 +231,14 @@ export async function embedRelations (db: Db, rows: Row[], relations: readonly R
     if (relation.kind === 'hasOne' && relation.key === target.resource?.key) {
       // A singular resource's row, found by its key (its parent's id): one each, no order needed.
       const one = await rowsById(db, table, ids, columns, narrow, key)
+      await load?.(db, [...one.values()] as Row[])
       for (const row of rows) row[relation.name] = one.get(Number(row.id)) ?? null
       return
     }
     const found = relation.kind === 'manyToMany'
       ? await firstThrough(db, { table: target.table, through: relation.through as string, key, otherKey: relation.otherKey as string }, ids, columns, limit, narrow)
       : await firstChildren(db, table, key, ids, columns, relation.kind === 'hasOne' ? 1 : limit, narrow)
+    await load?.(db, [...found.values()].flat() as Row[])
     for (const row of rows) {
       const children = found.get(Number(row.id)) ?? []
       row[relation.name] = relation.kind === 'hasOne' ? children[0] ?? null : children

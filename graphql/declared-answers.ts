@@ -30,6 +30,13 @@ export type Caller = () => Promise<AccessUser | undefined>
 
 const capitalized = (name: string): string => name.charAt(0).toUpperCase() + name.slice(1)
 
+/** A loaded field's value as GraphQL shows it: the keys of its objects in camelCase, at every depth. */
+function camelCased (value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(camelCased)
+  if (value === null || typeof value !== 'object' || value instanceof Date) return value
+  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [camelCase(key), camelCased(inner)]))
+}
+
 /**
  * Turns rows of declared resources (as REST shows them) into GraphQL answers: fields in camelCase,
  * and the relations the selection asks loaded below them — one statement per relation and level,
@@ -41,6 +48,7 @@ const capitalized = (name: string): string => name.charAt(0).toUpperCase() + nam
 export function declaredAnswers (resources: readonly Resource[]) {
   const entries = new Map(resources.map((resource) => [resource.name, {
     fields: resource.columns.map((column) => [column, camelCase(column)] as const),
+    loaded: resource.loaded.map((field) => [field, camelCase(field)] as const),
     relations: servedRelations(resource, resources).map(relationData)
   }]))
   // The built-in types' added relations, by GraphQL type and field.
@@ -100,6 +108,7 @@ export function declaredAnswers (resources: readonly Resource[]) {
       // The key is among `entry.fields`: only `id` is put first.
       const shown = (resource.key === 'id' ? { id: row.id } : {}) as Row
       for (const [column, field] of entry.fields) if (column in row) shown[field] = row[column]
+      for (const [column, field] of entry.loaded) if (column in row) shown[field] = camelCased(row[column])
       for (const { relation } of wanted) shown[relation.name] = row[relation.name]
       return shown
     })

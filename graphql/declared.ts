@@ -1,11 +1,12 @@
+import type { TSchema } from '@sinclair/typebox'
 import type { GraphQLResolveInfo } from 'graphql'
 import type { IResolvers } from 'mercurius'
 import { cursorAfterId, type Row as PageRow } from '../db/pagination.js'
 import { resourceData, OWNER_FILTER } from '../db/resource.js'
-import { announce, assertMayChange, callerNeeded, eventRow, mayHear, readableOwner, type ResourceEventPayload } from '../rules/resource.js'
+import { announce, assertMayChange, callerNeeded, eventRow, forbidsOthersRows, mayHear, readableOwner, readRefused, type ResourceEventPayload } from '../rules/resource.js'
 import { resourceWrites } from '../rules/resource-writes.js'
 import { forbidden, notFound } from '../schema/errors.js'
-import type { AccessRule, Resource } from '../schema/resource.js'
+import { nonNull, type AccessRule, type Resource } from '../schema/resource.js'
 import { actionNames, camelCase, graphqlNames, scalarOf } from '../schema/resource-sdl.js'
 import type { AccessUser } from '../plugins/auth.js'
 import type { TandemGraphqlContext as Context } from './context.js'
@@ -17,6 +18,26 @@ import { selectedFields } from './selection.js'
 
 type Args = Record<string, unknown>
 type Row = Record<string, unknown>
+
+/**
+ * A GraphQL input as the REST body `schema` has it: field names in snake_case and `ID`s (`id`,
+ * `…_id`) as integers, at every depth of its objects and lists.
+ */
+function asBody (schema: TSchema, value: unknown, field: string): unknown {
+  const bare = nonNull(schema) as { type?: unknown, items?: TSchema, properties?: Record<string, TSchema> }
+  if (value === null || value === undefined) return value
+  if (bare.type === 'array' && bare.items !== undefined && Array.isArray(value)) return value.map((item) => asBody(bare.items as TSchema, item, field))
+  if (bare.type === 'object' && bare.properties !== undefined && typeof value === 'object') {
+    const properties = bare.properties
+    const byField = new Map(Object.keys(properties).map((property) => [camelCase(property), property]))
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => {
+      const property = byField.get(key) ?? key
+      return [property, properties[property] === undefined ? inner : asBody(properties[property], inner, property)]
+    }))
+  }
+  const isId = bare.type === 'integer' && (field === 'id' || field.endsWith('_id'))
+  return isId ? parseId(value, camelCase(field)) : value
+}
 
 /** Whether an event's value is the one a subscriber asked for (ids and numbers compared as numbers: events may come through JSON). */
 function sameValue (actual: unknown, wanted: unknown): boolean {
@@ -85,7 +106,10 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
 
     Query[names.one] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
       const caller = await callerFor(ctx, resource.auth.read)
-      const row = await data.find(ctx.app.db, parseId(args[names.key], names.key), undefined, readableOwner(resource, caller))
+      const id = parseId(args[names.key], names.key)
+      const owner = readableOwner(resource, caller)
+      const row = await data.find(ctx.app.db, id, undefined, owner)
+      if (row === undefined && owner !== undefined && forbidsOthersRows(resource) && await data.find(ctx.app.db, id, resource.key) !== undefined) throw readRefused(resource)
       return row === undefined ? null : (await answered(ctx, [row], asked(info)))[0]
     }
     if (!singular) {
@@ -112,8 +136,9 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
     if (create !== false) {
       Mutation[names.create] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
         const caller = await callerFor(ctx, create)
+        // A create of its own takes its input, nested objects and lists included.
+        const values = resource.declaration.create === undefined ? asColumns(args.input as Args) : asBody(resource.schemas.create, args.input, 'input') as Row
         // Under a parent, the input names it (`postId`), as the REST path does.
-        const values = asColumns(args.input as Args)
         const parent = under === undefined ? undefined : values[under] as number
         if (under !== undefined) delete values[under]
         const input = checkInput<Row>(resource.schemas.create, values)

@@ -125,6 +125,8 @@ export function relatedListRoute (app: FastifyInstance, options: RelatedList): v
     if (searchable) filters.q = query.q
     const owner = relationOwners([related], callerOf(request)).get(relation.name)
     if (owner !== undefined) filters[OWNER_FILTER] = owner
-    return sendList(request, reply, await paginate(app.db, list, query, { secret: app.tandemConfig.jwtSecret, filters }))
+    const page = await paginate(app.db, list, query, { secret: app.tandemConfig.jwtSecret, filters })
+    await related.load?.(app.db, page.data)
+    return sendList(request, reply, page)
   })
 }

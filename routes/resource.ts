@@ -4,7 +4,7 @@ import { parseInclude } from '../db/relations.js'
 import { OWNER_FILTER, PARENT_FILTER, relationData, resourceData, rowExists } from '../db/resource.js'
 import type { AuthRule } from '../plugins/auth.js'
 import { requireAuth } from '../plugins/auth.js'
-import { announce, assertMayChange, callerNeeded, readableOwner, replacedValues } from '../rules/resource.js'
+import { announce, assertMayChange, callerNeeded, forbidsOthersRows, readableOwner, readRefused, replacedValues } from '../rules/resource.js'
 import { resourceWrites } from '../rules/resource-writes.js'
 import { IdParams, ItemQuery, ListOf, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
 import { badRequest, notFound } from '../schema/errors.js'
@@ -139,7 +139,12 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
     }, async (request, reply) => {
       const query = request.query as Query
       const shape = await includes(request, query)
-      const row = found(await data.find(app.db, (request.params as Params).id, shape.fields, readableOwner(resource, caller(request))), missing)
+      const id = (request.params as Params).id
+      const owner = readableOwner(resource, caller(request))
+      const mine = await data.find(app.db, id, shape.fields, owner)
+      // Only a miss under an owner rule that forbids others' rows asks whether the row is someone else's.
+      if (mine === undefined && owner !== undefined && forbidsOthersRows(resource) && await data.find(app.db, id, resource.key) !== undefined) throw readRefused(resource)
+      const row = found(mine, missing)
       await shape.embed([row])
       return sendEntity(request, reply, row)
     })
@@ -149,7 +154,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       // Under a parent, the create is only there: `POST /posts/{id}/comments` (404 naming the parent).
       app.post(underPath ?? `/${plural}`, {
         config: withAuth(rule, true),
-        schema: { tags, summary: under === undefined ? `Create a ${resource.name}` : `Create a ${resource.name} of a ${under.target.name}`, ...under === undefined ? {} : { params: IdParams }, querystring: WriteQuery, body: schemas.create, response: { 201: schemas.item, ...errors(400, 401, 403, ...under === undefined ? [] : [404], 409, 413, 415, 422, 429) } }
+        schema: { tags, summary: resource.declaration.create?.summary ?? (under === undefined ? `Create a ${resource.name}` : `Create a ${resource.name} of a ${under.target.name}`), ...under === undefined ? {} : { params: IdParams }, querystring: WriteQuery, body: schemas.create, response: { 201: schemas.item, ...errors(400, 401, 403, ...under === undefined ? [] : [404], 409, 413, 415, 422, 429) } }
       }, async (request, reply) => {
         const parent = under === undefined ? undefined : (request.params as Params).id
         const row = await writes.create(request.db, rule === 'public' ? undefined : request.user, request.body as Record<string, unknown>, parent)

@@ -16,7 +16,8 @@ type Values = Record<string, unknown>
 /** A declared resource's writes, hooks included: what both transports call. */
 export interface ResourceWrites {
   /**
-   * Creates the row from a body: the owner set to the caller, then `beforeCreate`, the insert, `afterCreate`.
+   * Creates the row from a body: the owner set to the caller, then `beforeCreate`, the insert,
+   * `afterCreate`; or, for a declaration's own `create`, its `run` with the body, in the create's transaction.
    * `under` is the parent's id of a resource that lives under one (its key's value; 404 naming the parent when there is none).
    */
   create: (db: Db, caller: AccessUser | undefined, body: Values, under?: number) => Promise<Row>
@@ -44,6 +45,7 @@ export function resourceWrites (resource: Resource, data: ResourceData): Resourc
   const mayChange = (action: string, caller: AccessUser, id: number): void => {
     if (ownedByKey) assertMayChange(resource, action, caller, { [resource.key]: id })
   }
+  const ownCreate = resource.declaration.create
 
   const creating = (caller: AccessUser | undefined, given: Values): Around<undefined> | undefined =>
     beforeCreate === undefined && afterCreate === undefined
@@ -73,6 +75,7 @@ export function resourceWrites (resource: Resource, data: ResourceData): Resourc
 
   return {
     async create (db, caller, body, under) {
+      if (ownCreate !== undefined) return data.create(db, body, async (trx) => await ownCreate.run({ trx, caller, input: body }) as Row)
       const values = createdValues(resource, caller, body)
       if (resource.under === undefined) return data.create(db, values, creating(caller, values))
       const { key, target } = resource.under

@@ -28,6 +28,17 @@ export function readableOwner (resource: Resource, caller: AccessUser | undefine
   return undefined
 }
 
+/** Whether a single read of another owner's row is a 403 (`othersRows: 'forbidden'`) rather than a 404. */
+export const forbidsOthersRows = (resource: Resource): boolean => resource.declaration.othersRows === 'forbidden'
+
+/**
+ * Why `caller` may not read a row that exists but is another owner's (an owner read rule, with
+ * `othersRows: 'forbidden'`): a 403, as for a change of it.
+ */
+export function readRefused (resource: Resource): Error {
+  return forbidden(resource.auth.read === 'owner' ? `only its owner may read this ${resource.name}` : `only its owner or an administrator may read this ${resource.name}`)
+}
+
 /**
  * The owner each of `relations` is narrowed to for `caller` (by relation name): the target's read
  * rule, as `readableOwner` applies it to the target's own lists. Relations whose target has no owner

@@ -73,6 +73,26 @@ export interface ActionDeclaration<Row = Values> {
   run: (context: WriteContext & { row: Row, input: Values }) => Promise<Row>
 }
 
+/**
+ * A create whose body is not the row's writable fields (an order's `{ items }`): `input` is the body
+ * (REST) and the `input` argument (GraphQL), checked before `run`, which writes the row itself (and
+ * anything that goes with it) inside the create's transaction and returns it as the representation
+ * shows it. The create keeps the conventions of every create: 201 with `Location`, `Idempotency-Key`,
+ * the `created` event when declared.
+ * @example
+ * create: {
+ *   input: Type.Object({ items: Type.Array(Type.Object({ product_id: Type.Integer(), quantity: Type.Integer({ minimum: 1 }) }), { minItems: 1 }) }),
+ *   run: async ({ trx, caller, input }) => placeOrder(trx, caller!.sub, input.items)
+ * }
+ */
+export interface CreateDeclaration<Row = Values> {
+  /** The body and GraphQL input: an object, closed to unknown fields unless it sets `additionalProperties`. */
+  input: TObject
+  /** One line for the OpenAPI entry and the GraphQL description. @example 'Place an order' */
+  summary?: string
+  run: (context: WriteContext & { input: Values }) => Promise<Row>
+}
+
 const HOOKS = ['beforeCreate', 'afterCreate', 'beforeUpdate', 'afterUpdate', 'beforeDelete', 'afterDelete']
 const ACTION_NAME = /^[a-z][a-zA-Z0-9]*$/
 // Action `create` of `label` would be the mutation `createLabel`, which the resource already has.
@@ -84,6 +104,8 @@ interface Behaviour {
   name: string
   owner?: string
   hooks?: object
+  create?: { input?: unknown, run?: unknown }
+  ownerOnCreate?: unknown
   actions?: Readonly<Record<string, { auth?: unknown, input?: unknown, run?: unknown }>>
 }
 
@@ -93,6 +115,14 @@ export function checkBehaviour (declaration: Behaviour, relations: readonly stri
   for (const [hook, fn] of Object.entries(declaration.hooks ?? {})) {
     if (!HOOKS.includes(hook)) fail(`unknown hook ${hook} (hooks are ${HOOKS.join(', ')})`)
     if (typeof fn !== 'function') fail(`hook ${hook} must be a function`)
+  }
+  if (declaration.create !== undefined) {
+    const { input, run } = declaration.create
+    const fields = (input as { type?: unknown, properties?: object } | undefined)?.type === 'object' ? (input as { properties?: object }).properties : undefined
+    if (fields === undefined || Object.keys(fields).length === 0) fail('create: input must be a Type.Object with at least one field')
+    if (typeof run !== 'function') fail('create needs a run function')
+    for (const hook of ['beforeCreate', 'afterCreate']) if (hook in (declaration.hooks ?? {})) fail(`create: its run writes the row, so ${hook} would not run; do that work in run`)
+    if (declaration.ownerOnCreate !== undefined) fail('create: its run sets the owner, so ownerOnCreate would not run')
   }
   for (const [action, declared] of Object.entries(declaration.actions ?? {})) {
     if (!ACTION_NAME.test(action)) fail(`action ${action} must be lower camel case letters and digits`)

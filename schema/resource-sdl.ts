@@ -42,6 +42,27 @@ export function scalarOf (resource: Resource, field: string, declared = resource
 
 const described = (text: string): string => JSON.stringify(text)
 
+/**
+ * The GraphQL type (without its outer `!`) of a field that may be a list or an object: a loaded
+ * field's (`items: [OrderItem!]`) or a create input's. Each object becomes a type (`kind`) named by
+ * its schema's `title`, else `named`; its SDL is added to `types`, once.
+ */
+export function fieldTypeOf (resource: Resource, field: string, schema: TSchema, named: string, kind: 'type' | 'input', types: Map<string, string>): string {
+  const bare = nonNull(schema) as { type?: unknown, items?: TSchema, properties?: Record<string, TSchema>, required?: string[], title?: unknown }
+  if (bare.type === 'array' && bare.items !== undefined) return `[${fieldTypeOf(resource, field, bare.items, named, kind, types)}!]`
+  if (bare.type !== 'object' || bare.properties === undefined) return scalarOf(resource, field, schema)
+  const name = typeof bare.title === 'string' ? bare.title : named
+  if (types.has(name)) return name
+  types.set(name, '')
+  const required = new Set(bare.required ?? [])
+  const lines = Object.entries(bare.properties).map(([property, inner]) => {
+    const needed = kind === 'type' ? !acceptsNull(inner) : required.has(property) && !acceptsNull(inner)
+    return `  ${camelCase(property)}: ${fieldTypeOf(resource, property, inner, `${name}${capitalized(camelCase(property))}`, kind, types)}${needed ? '!' : ''}`
+  })
+  types.set(name, [`${kind} ${name} {`, ...lines, '}'].join('\n'))
+  return name
+}
+
 /** The GraphQL names of a declared resource's action: `archive` → the mutation `archiveLabel(id, input: ArchiveLabelInput)`. */
 export function actionNames (resource: Resource, action: string) {
   const type = capitalized(resource.name)
@@ -165,12 +186,24 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
     ]
     // A create that may name its owner takes it, optionally.
     const namedOwner = ownerOnCreate === undefined || owner === undefined ? [] : [`  ${described('Left out: the caller.')}`, field(owner, false)]
+    // Object types of loaded fields and of a create's own input, by name.
+    const objectTypes = new Map<string, string>()
+    const shown = (column: string) => resource.loaded.includes(column)
+      ? `  ${camelCase(column)}: ${fieldTypeOf(resource, column, properties[column] as TSchema, `${names.type}${capitalized(camelCase(column))}`, 'type', objectTypes)}${nullable(column) ? '' : '!'}`
+      : field(column, !nullable(column))
+    const ownCreate = resource.declaration.create
+    const ownInput = ownCreate === undefined
+      ? []
+      : Object.entries(ownCreate.input.properties).map(([column, schema]) => {
+        const needed = (ownCreate.input.required ?? []).includes(column) && !acceptsNull(schema)
+        return `  ${camelCase(column)}: ${fieldTypeOf(resource, column, schema, `${names.createInput}${capitalized(camelCase(column))}`, 'input', objectTypes)}${needed ? '!' : ''}`
+      })
     // A resource under a parent is created with the parent's key (`postId: ID!`), which REST takes from the path.
     const parentKey = resource.under === undefined ? [] : [field(resource.under.key, true)]
     const createInput = [
       `input ${names.createInput} {`,
       ...parentKey,
-      ...writable.map((column) => `${field(column, !nullable(column) && defaultOf(column) === '')}${defaultOf(column)}`),
+      ...ownCreate === undefined ? writable.map((column) => `${field(column, !nullable(column) && defaultOf(column) === '')}${defaultOf(column)}`) : ownInput,
       ...namedOwner,
       '}'
     ]
@@ -193,7 +226,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
     return [
       `${described(`A ${resource.name} (REST: /${resource.plural}).`)}`,
       `type ${names.type} {`,
-      ...resource.columns.map((column) => field(column, !nullable(column))),
+      ...Object.keys(resource.schemas.item.properties).map(shown),
       ...relations.map((relation) => relation.list
         ? `  ${described(`The first \`limit\` (1–100, default 20) of its ${relation.name}, by id.`)}\n  ${relation.name}(limit: Int): [${targetTypeOf(relation.target)}!]!`
         : `  ${relation.name}: ${targetTypeOf(relation.target)}${relation.required === true ? '!' : ''}`),
@@ -203,6 +236,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
       ...resource.auth.create === false ? [] : createInput,
       ...updateInput,
       ...actions.inputs,
+      ...[...objectTypes.values()],
       'extend type Query {',
       `  ${described(`The ${resource.name} with this id, or null.`)}`,
       `  ${names.one}(id: ID!): ${names.type}`,

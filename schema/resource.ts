@@ -1,7 +1,8 @@
 import { Type, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
 import { ListOf, ListQuery, Selectable } from './common.js'
 import type { AccessUser } from '../plugins/auth.js'
-import { checkBehaviour, type ActionDeclaration, type ResourceHooks } from './resource-hooks.js'
+import type { Db } from '../db/connect.js'
+import { checkBehaviour, type ActionDeclaration, type CreateDeclaration, type ResourceHooks } from './resource-hooks.js'
 
 /** Who may do something to a declared resource. `owner` rules look at the declaration's `owner` column. */
 export type AccessRule = 'public' | 'authenticated' | 'admin' | 'owner' | 'ownerOrAdmin'
@@ -111,6 +112,20 @@ export type RelationDeclaration = (
   include?: boolean
 }
 
+/**
+ * A field of the representation that is not a column of the table, loaded with the rows (an order's
+ * `items`, from another table).
+ * @example { load: async (db, ids) => itemsByOrder(db, ids) }
+ */
+export interface LoadedField {
+  /**
+   * The field's value for each of `ids` (a whole page's rows, or one), by id: one statement for them
+   * all, never one per row. A row missing from the map gets null. `db` is the write's transaction
+   * when the rows were just written.
+   */
+  load: (db: Db, ids: readonly number[]) => Promise<ReadonlyMap<number, unknown>>
+}
+
 /** What a host writes to give one of its tables every convention of the API (CONTRACT §9). */
 export interface ResourceDeclaration<R extends TObject = TObject> {
   /** Singular, lower camel case: `label` → REST `/labels`. @example 'label' */
@@ -158,7 +173,16 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
    */
   ownerOnCreate?: (caller: AccessUser, named: number | undefined) => number
   /**
-   * Fields of POST/PUT/PATCH bodies. A field whose schema accepts null may be left out of a create
+   * Fields of the representation that are not columns, each loaded for a whole page at once (one
+   * extra statement per page, in both styles, and for the row a write answers unless the write's
+   * code returned it with the field): `fields=` may name them; they are neither sorted, filtered,
+   * searched nor written. In GraphQL an object (or a list of objects) is a type named by its
+   * schema's `title`, else `{Type}{Field}` (`OrderItems`).
+   * @example { items: { load: itemsOf } }
+   */
+  loaded?: Readonly<Partial<Record<Field<R>, LoadedField>>>
+  /**
+   * Fields of POST/PUT/PATCH bodies (may be empty when `create` says what a create takes). A field whose schema accepts null may be left out of a create
    * or a PUT (it is then null); one whose schema has a `default` may be left out of a create (it
    * then takes the default), but a PUT must give it, so that a replace never resets it by accident.
    */
@@ -177,6 +201,12 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
   /** What `PATCH {}` (and an empty GraphQL update) does: `refused` (400) or `unchanged` (the row as it is). Default: `refused`. */
   emptyPatch?: 'refused' | 'unchanged'
   /**
+   * Under an owner read rule, what a single read of another owner's row answers: `hidden`, a 404 as
+   * if there were no such row (lists leave it out alike), or `forbidden`, a 403 as a change of it gets.
+   * Default: `hidden`. @example 'forbidden'
+   */
+  othersRows?: 'hidden' | 'forbidden'
+  /**
    * Who may do what. Default: `authenticated` reads and creates, `ownerOrAdmin` (or `admin` without an
    * owner) changes. `false` for `create`, `update` or `delete`: the resource does not offer that write
    * at all: no REST route (404, as any unknown path), no GraphQL mutation, no OpenAPI entry, and no
@@ -192,6 +222,8 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
    * required arguments: `{ created: { subscription: 'commentAdded', require: ['post_id'] } }`. Default: none.
    */
   events?: readonly ResourceEvent[] | Readonly<Partial<Record<ResourceEvent, EventDeclaration<Field<R>>>>>
+  /** A create that takes a body of its own and writes the row itself (see `CreateDeclaration`). */
+  create?: CreateDeclaration<Static<R>>
   /** Business rules inside the writes' transactions, in both styles (see `ResourceHooks`). */
   hooks?: ResourceHooks<Static<R>>
   /**
@@ -213,8 +245,10 @@ export interface Resource<R extends TObject = TObject> {
   readonly table: string
   /** The column that names a row: `id`, or a singular resource's declared `key`. */
   readonly key: string
-  /** Columns of the representation, the key first. */
+  /** Columns of the representation, the key first (its loaded fields are not columns). */
   readonly columns: readonly string[]
+  /** The representation's fields that are loaded rather than read from the table. */
+  readonly loaded: readonly string[]
   /** The rule of each action; `false`: that write is not served. */
   readonly auth: Readonly<ResourceAuth>
   /** The list filters, in the declaration's order (an equality filter is named after its field). */
@@ -351,10 +385,12 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   check(NAME.test(plural), declaration, 'plural must be lower camel case letters and digits')
   const properties: TProperties = representation.properties
   const key: string = declaration.key ?? 'id'
-  const columns = [key, ...Object.keys(properties).filter((column) => column !== key)]
+  const fields = [key, ...Object.keys(properties).filter((column) => column !== key)]
+  const loaded = Object.keys(declaration.loaded ?? {})
+  const columns = fields.filter((field) => !loaded.includes(field))
   check(properties[key] !== undefined, declaration, key === 'id' ? 'the representation needs an `id`' : `the key ${key} is not in the representation`)
   checkSingular(declaration, key, properties)
-  for (const column of columns) check(IDENTIFIER.test(column), declaration, `field ${column} must be a lower-case SQL identifier`)
+  for (const column of fields) check(IDENTIFIER.test(column), declaration, `field ${column} must be a lower-case SQL identifier`)
   const known = (list: readonly string[] | undefined, what: string) => {
     for (const field of list ?? []) check(Object.hasOwn(properties, field), declaration, `${what} names ${field}, which is not in the representation`)
   }
@@ -365,6 +401,12 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   known(filters.map((filter) => filter.field), 'filters')
   known(declaration.search, 'search')
   known(declaration.owner === undefined ? [] : [declaration.owner], 'owner')
+  known(loaded, 'loaded')
+  for (const [field, declared] of Object.entries(declaration.loaded ?? {}) as Array<[string, LoadedField | undefined]>) {
+    check(typeof declared?.load === 'function', declaration, `loaded field ${field} needs a load function`)
+    const uses = [['generated', declaration.generated], ['writable', declaration.writable], ['sort', declaration.sort], ['filters', filters.map((filter) => filter.field)], ['search', declaration.search], ['owner', [declaration.owner]]] as const
+    for (const [what, list] of uses) check(!(list as ReadonlyArray<string | undefined> | undefined ?? []).includes(field), declaration, `${field} is loaded, so it cannot be ${what === 'owner' ? 'the owner' : `in ${what}`}`)
+  }
   check(declaration.generated.includes(key as Field<R>), declaration, `\`${key}\` must be generated`)
   for (const field of declaration.writable) {
     check(!declaration.generated.includes(field), declaration, `${field} is both generated and writable`)
@@ -380,7 +422,8 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     else if (op !== '=') check(type === 'integer' || type === 'number' || type === 'string', declaration, `filter ${filter}: ${op} needs a number, text or date field, and ${field} is none of them`)
   }
   check(declaration.emptyPatch === undefined || declaration.emptyPatch === 'refused' || declaration.emptyPatch === 'unchanged', declaration, 'emptyPatch must be refused or unchanged')
-  const fieldNames = columns.map(camelCased)
+  check(declaration.othersRows === undefined || declaration.othersRows === 'hidden' || declaration.othersRows === 'forbidden', declaration, 'othersRows must be hidden or forbidden')
+  const fieldNames = fields.map(camelCased)
   for (const [relation, declared] of Object.entries(declaration.relations ?? {})) {
     check(NAME.test(relation) && !Object.hasOwn(properties, relation) && !fieldNames.includes(relation), declaration, `relation ${relation} must be a lower camel case name that is not a field`)
     check(declared.inverse === undefined || (typeof declared.inverse === 'string' && NAME.test(declared.inverse)), declaration, `relation ${relation}: inverse must be a lower camel case name`)
@@ -404,6 +447,7 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   }
   const unders = Object.entries(declaration.relations ?? {}).filter(([, declared]) => (declared as { under?: unknown }).under === true)
   check(unders.length <= 1, declaration, `only one relation may be under: ${unders.map(([relation]) => relation).join(', ')}`)
+  check(declaration.create === undefined || unders.length === 0, declaration, 'create: its run writes the row, so it cannot be under a parent whose key the path gives')
   checkBehaviour(declaration, Object.keys(declaration.relations ?? {}))
 
   const auth: ResourceAuth = {
@@ -423,7 +467,9 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     check(action === 'read' || rule !== 'public', declaration, `${action} cannot be public: a write needs a caller`)
   }
   check(declaration.owner === undefined || auth.create !== 'public', declaration, 'create cannot be public when the owner is the caller')
-  check(declaration.writable.length > 0 || (auth.create === false && auth.update === false), declaration, 'at least one field must be writable')
+  // A create of its own takes its input instead of the writable fields.
+  check(declaration.writable.length > 0 || ((auth.create === false || declaration.create !== undefined) && auth.update === false), declaration, 'at least one field must be writable')
+  check(declaration.create === undefined || auth.create !== false, declaration, 'create is declared, but its rule is false')
   // An event of a write that is not served would never be announced; actions announce `updated` too.
   const announcedBy: Record<ResourceEvent, boolean> = {
     created: auth.create !== false,
@@ -450,7 +496,7 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   // A create that may name its owner takes it last, and may leave it out (the caller).
   if (declaration.ownerOnCreate !== undefined) createProperties[declaration.owner as string] = Type.Optional(withoutDefault(properties[declaration.owner as string] as TSchema))
   const replaceProperties = Object.fromEntries(Object.entries(writable).map(([field, schema]) => [field, optionalIf(acceptsNull)(schema)]))
-  const rest = pick(columns.filter((column) => column !== key))
+  const rest = pick(fields.filter((field) => field !== key))
   // `fields=` never leaves out the key: a row is always named.
   const selection = key === 'id' ? Selectable(rest) : Type.Composite([Type.Object({ [key]: properties[key] as TSchema }), Type.Partial(Type.Object(rest))])
   const filterDescriptions = Array.isArray(declaration.filters) ? {} : declaration.filters as Readonly<Record<string, FilterDeclaration>> | undefined ?? {}
@@ -465,16 +511,20 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     table,
     key,
     columns,
+    loaded,
     auth: Object.freeze(auth),
     filters: Object.freeze(filters.map((filter) => Object.freeze(filter))),
     events: Object.freeze(events.map((event) => Object.freeze(event))),
     ...under === undefined ? {} : { under: Object.freeze({ relation: under[0], key: under[1].key, target: underTarget as string }) },
     schemas: {
-      item: Type.Object(pick(columns), { additionalProperties: false }),
+      item: Type.Object(pick(fields), { additionalProperties: false }),
       selection,
       list: ListOf(selection),
       listQuery: ListQuery(sort, filterParameters),
-      create: Type.Object(createProperties, { additionalProperties: false }),
+      // A create of its own takes its input, closed like every body unless the host opened it.
+      create: declaration.create === undefined
+        ? Type.Object(createProperties, { additionalProperties: false })
+        : { ...declaration.create.input, additionalProperties: declaration.create.input.additionalProperties ?? false } as TObject,
       replace: Type.Object(replaceProperties, { additionalProperties: false }),
       patch: Type.Partial(Type.Object(writable), { additionalProperties: false, ...declaration.emptyPatch === 'unchanged' ? {} : { minProperties: 1 } })
     }
