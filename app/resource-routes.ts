@@ -101,8 +101,9 @@ export const profilesRoutes = mountable('tandem-profiles-routes', declaredRoutes
 export const productsRoutes = mountable('tandem-products-routes', declaredRoutes(products, builtInResources))
 
 /**
- * `POST /orders` (stock taken in the same transaction), `GET /orders/:id`, `GET /users/:id/orders`
- * and the order's transitions (`/cancel`, `/pay`, `/ship`).
+ * `POST /orders` (stock taken in the same transaction), `GET /orders`, `GET /orders/:id`,
+ * `GET /users/:id/orders` and the order's transitions (`/cancel`, `/pay`, `/ship`): the routes of the
+ * orders' declaration (rules/orders.ts), as a declared resource of a host's would have them.
  * @example
  * await app.register(ordersRoutes, { prefix: '/api/v1' })
  */

@@ -3,7 +3,7 @@ import { badRequest, conflict, unprocessable } from '../schema/errors.js'
 import { orderIncludable } from '../schema/orders.js'
 import type { Db } from './connect.js'
 import { inTransaction } from './transaction.js'
-import { paginate, parseFields, selectColumns, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
+import { paginate, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
 import { idArray, parseInclude, rowsById } from './relations.js'
 import type { OrderStatus } from './types.js'
 import type { User } from './users.js'
@@ -64,8 +64,11 @@ function shapeOf (fields: string | undefined, include: string | undefined): Shap
   return { columns: columns.join(','), items: wanted.includes('items'), user, dropUserId }
 }
 
-/** The items of every order in `orderIds`, in ONE statement (never one per order), by product id. */
-async function itemsOf (db: Db, orderIds: readonly number[]): Promise<Map<number, OrderItem[]>> {
+/**
+ * The items of every order in `orderIds`, in ONE statement (never one per order), by product id:
+ * the orders' declared `items` (rules/orders.ts) are loaded with it.
+ */
+export async function itemsOf (db: Db, orderIds: readonly number[]): Promise<Map<number, OrderItem[]>> {
   const byOrder = new Map<number, OrderItem[]>(orderIds.map((id) => [id, []]))
   if (orderIds.length === 0) return byOrder
   const rows = await db.selectFrom('order_items')
@@ -106,21 +109,6 @@ export async function listOrders (db: Db, params: ListParams & OrderFilters, con
   return { ...page, data: await complete(db, page.data, shape) }
 }
 
-export async function findOrder (db: Db, id: number, fields?: string, include?: string): Promise<OrderSelection | undefined> {
-  const shape = shapeOf(fields, include)
-  const query = selectColumns(db.selectFrom('orders').where('id', '=', id), orderList, parseFields(orderList, shape.columns))
-  const row = await query.executeTakeFirst() as Row | undefined
-  if (row === undefined) return undefined
-  const [order] = await complete(db, [row], shape)
-  return order
-}
-
-/** The id of the user who placed the order, or undefined when there is no such order. */
-export async function orderOwner (db: Db, id: number): Promise<number | undefined> {
-  const row = await db.selectFrom('orders').select('user_id').where('id', '=', id).executeTakeFirst()
-  return row?.user_id
-}
-
 export interface OrderLine {
   product_id: number
   quantity: number
@@ -135,13 +123,19 @@ async function shortage (db: Db, line: OrderLine, index: number) {
   return unprocessable(`product ${line.product_id} has only ${product.stock} in stock`, `items.${index}.quantity`)
 }
 
-/**
- * Places an order and takes its stock in ONE transaction. Each line takes stock with a single
- * conditional UPDATE (`stock >= quantity`), so concurrent orders can never oversell: the row lock
- * makes a second taker wait and re-check. Lines are taken in product id order, so two orders
- * lock their products in the same order and cannot deadlock. A product listed twice is 400.
- */
+/** Places an order and takes its stock in ONE transaction of its own (or a savepoint of `db`'s): see `placeOrder`. */
 export async function createOrder (db: Db, userId: number, lines: readonly OrderLine[]): Promise<Order> {
+  return inTransaction(db, async (trx) => placeOrder(trx, userId, lines))
+}
+
+/**
+ * Places an order and takes its stock inside the transaction `trx` (the orders' declared create runs
+ * it in the create's). Each line takes stock with a single conditional UPDATE (`stock >= quantity`),
+ * so concurrent orders can never oversell: the row lock makes a second taker wait and re-check.
+ * Lines are taken in product id order, so two orders lock their products in the same order and
+ * cannot deadlock. A product listed twice is 400.
+ */
+export async function placeOrder (trx: Db, userId: number, lines: readonly OrderLine[]): Promise<Order> {
   const positions = new Map<number, number>()
   lines.forEach((line, index) => {
     const first = positions.get(line.product_id)
@@ -151,31 +145,29 @@ export async function createOrder (db: Db, userId: number, lines: readonly Order
     positions.set(line.product_id, index)
   })
   const sorted = [...lines].sort((a, b) => a.product_id - b.product_id)
-  return inTransaction(db, async (trx) => {
-    // The user first (the lock the order's foreign key takes anyway), then the products: the
-    // order in which deleting a user takes them, so that the two cannot deadlock.
-    await trx.selectFrom('users').select('id').where('id', '=', userId).forKeyShare().execute()
-    const items: OrderItem[] = []
-    let cents = 0
-    for (const line of sorted) {
-      const taken = await trx.updateTable('products')
-        .set({ stock: sql<number>`stock - ${line.quantity}` })
-        .where('id', '=', line.product_id)
-        .where('stock', '>=', line.quantity)
-        .returning('price')
-        .executeTakeFirst()
-      if (taken === undefined) throw await shortage(trx, line, positions.get(line.product_id) ?? 0)
-      items.push({ product_id: line.product_id, quantity: line.quantity, unit_price: taken.price })
-      cents += Math.round(taken.price * 100) * line.quantity
-    }
-    if (cents > MAX_CENTS) throw unprocessable('the order total is too large', 'items')
-    const order = await trx.insertInto('orders')
-      .values({ user_id: userId, total: cents / 100 })
-      .returning(orderColumns)
-      .executeTakeFirstOrThrow()
-    await trx.insertInto('order_items').values(items.map((item) => ({ order_id: order.id, ...item }))).execute()
-    return { ...order, items }
-  })
+  // The user first (the lock the order's foreign key takes anyway), then the products: the
+  // order in which deleting a user takes them, so that the two cannot deadlock.
+  await trx.selectFrom('users').select('id').where('id', '=', userId).forKeyShare().execute()
+  const items: OrderItem[] = []
+  let cents = 0
+  for (const line of sorted) {
+    const taken = await trx.updateTable('products')
+      .set({ stock: sql<number>`stock - ${line.quantity}` })
+      .where('id', '=', line.product_id)
+      .where('stock', '>=', line.quantity)
+      .returning('price')
+      .executeTakeFirst()
+    if (taken === undefined) throw await shortage(trx, line, positions.get(line.product_id) ?? 0)
+    items.push({ product_id: line.product_id, quantity: line.quantity, unit_price: taken.price })
+    cents += Math.round(taken.price * 100) * line.quantity
+  }
+  if (cents > MAX_CENTS) throw unprocessable('the order total is too large', 'items')
+  const order = await trx.insertInto('orders')
+    .values({ user_id: userId, total: cents / 100 })
+    .returning(orderColumns)
+    .executeTakeFirstOrThrow()
+  await trx.insertInto('order_items').values(items.map((item) => ({ order_id: order.id, ...item }))).execute()
+  return { ...order, items }
 }
 
 const transitions = {
@@ -187,35 +179,36 @@ const transitions = {
 export type Transition = keyof typeof transitions
 
 /**
- * Moves an order along `pending → paid → shipped` or to `cancelled`, with one conditional UPDATE
- * (`status in (…)`), so two racing transitions cannot both win. Cancelling gives the stock back
- * in the same transaction. Undefined when there is no such order; 409 when the move is illegal.
+ * Moves an order along `pending → paid → shipped` or to `cancelled`, in one transaction of its own (or
+ * a savepoint of `db`'s): the order locked, then `moveOrder`. Undefined when there is no such order.
  */
 export async function transitionOrder (db: Db, id: number, transition: Transition): Promise<Order | undefined> {
-  const { to, from } = transitions[transition]
   return inTransaction(db, async (trx) => {
-    const moved = await trx.updateTable('orders')
-      .set({ status: to })
-      .where('id', '=', id)
-      .where('status', 'in', from)
-      .returning(orderColumns)
-      .executeTakeFirst()
-    if (moved === undefined) {
-      const current = await trx.selectFrom('orders').select('status').where('id', '=', id).executeTakeFirst()
-      if (current === undefined) return undefined
-      throw conflict(`cannot ${transition} an order that is ${current.status}`)
-    }
-    const items = (await itemsOf(trx, [id])).get(id) ?? []
-    if (to === 'cancelled' && items.length > 0) {
-      // Lock the products in id order first, as placing an order does, so that the two cannot deadlock.
-      await trx.selectFrom('products').select('id').where('id', 'in', items.map((i) => i.product_id)).orderBy('id').forUpdate().execute()
-      await trx.updateTable('products')
-        .from('order_items')
-        .set((eb) => ({ stock: eb('products.stock', '+', eb.ref('order_items.quantity')) }))
-        .whereRef('products.id', '=', 'order_items.product_id')
-        .where('order_items.order_id', '=', id)
-        .execute()
-    }
-    return { ...moved, items }
+    const row = await trx.selectFrom('orders').select(orderColumns).where('id', '=', id).forUpdate().executeTakeFirst()
+    if (row === undefined) return undefined
+    return moveOrder(trx, { ...row, items: (await itemsOf(trx, [id])).get(id) ?? [] }, transition)
   })
+}
+
+/**
+ * Moves `order`, locked in `trx` as it is (the orders' declared actions lock it), along its
+ * transitions; 409 when the move is illegal from its status. Cancelling gives the stock back in the
+ * same transaction.
+ */
+export async function moveOrder (trx: Db, order: Pick<Order, 'id' | 'status' | 'items'>, transition: Transition): Promise<Order> {
+  const { to, from } = transitions[transition]
+  if (!(from as readonly OrderStatus[]).includes(order.status)) throw conflict(`cannot ${transition} an order that is ${order.status}`)
+  const moved = await trx.updateTable('orders').set({ status: to }).where('id', '=', order.id).returning(orderColumns).executeTakeFirstOrThrow()
+  const { items } = order
+  if (to === 'cancelled' && items.length > 0) {
+    // Lock the products in id order first, as placing an order does, so that the two cannot deadlock.
+    await trx.selectFrom('products').select('id').where('id', 'in', items.map((i) => i.product_id)).orderBy('id').forUpdate().execute()
+    await trx.updateTable('products')
+      .from('order_items')
+      .set((eb) => ({ stock: eb('products.stock', '+', eb.ref('order_items.quantity')) }))
+      .whereRef('products.id', '=', 'order_items.product_id')
+      .where('order_items.order_id', '=', order.id)
+      .execute()
+  }
+  return { ...moved, items }
 }

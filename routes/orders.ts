@@ -1,74 +1,67 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+// The orders' REST routes: those of their declaration (rules/orders.ts), as a host's declared
+// resource has them, and the orders of one user.
+import type { FastifyPluginAsync } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { createOrder, findOrder, listOrders, orderOwner, transitionOrder, type Transition } from '../db/orders.js'
+import type { TObject } from '@sinclair/typebox'
+import { parseInclude } from '../db/relations.js'
+import { OWNER_FILTER, relationData, resourceData } from '../db/resource.js'
 import { findUser } from '../db/users.js'
-import { ownerOrAdmin, requireAuth } from '../plugins/auth.js'
-import { IdParams, ItemQuery, WriteQuery, errors } from '../schema/common.js'
-import { CreateOrderBody, Order, OrderFields, OrderList, OrderListQuery } from '../schema/orders.js'
-import { sendEntity } from './conditional.js'
+import { requireAuth } from '../plugins/auth.js'
+import { servedResources } from '../rules/built-in-resources.js'
+import { orders } from '../rules/orders.js'
+import { IdParams, ListOf, errors } from '../schema/common.js'
+import { servedRelations } from '../schema/relation-targets.js'
+import type { Resource } from '../schema/resource.js'
 import { found, sendList } from './reply.js'
+import { embedding, selectionWith, withIncludable } from './related.js'
+import { declaredRoutes } from './resource.js'
 
-const tags = ['orders']
+type Query = Record<string, unknown> & { fields?: string, include?: string, status?: string }
 
-/** Orders: placed by signed-in users, read and cancelled by their owner or an administrator. */
-const ordersRoutes: FastifyPluginAsync = async (fastify) => {
+/**
+ * `GET /users/{id}/orders`: the user's orders for that user or an administrator (403 for anyone
+ * else, 404 when there is no such user), with every list parameter and `include=` of orders. The path
+ * names the owner, so its cursors are those of that user's own `GET /orders`. An `inverse` on users
+ * would be served to any signed-in caller (narrowed to their own orders, so empty) and would add
+ * `include=orders` to users, which the contract does not have.
+ */
+export const userOrdersRoutes: FastifyPluginAsync = async (fastify) => {
   requireAuth(fastify)
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const secret = () => app.tandemConfig.jwtSecret
-  const owner = ownerOrAdmin(async (request) => orderOwner(app.db, (request.params as { id: number }).id))
-
-  app.post('/orders', {
-    config: { auth: 'authenticated', transaction: true },
-    schema: { tags, summary: 'Place an order; its stock is taken at once', querystring: WriteQuery, body: CreateOrderBody, response: { 201: Order, ...errors(400, 401, 409, 413, 415, 422, 429) } }
-  }, async (request, reply) => {
-    const order = await createOrder(request.db, request.user.sub, request.body.items)
-    return reply.code(201).header('location', `${request.url.split('?')[0]}/${order.id}`).send(order)
-  })
-
-  app.get('/orders', {
-    config: { auth: 'authenticated' },
-    schema: { tags, summary: 'List orders: all of them for administrators, one\'s own otherwise', querystring: OrderListQuery, response: { 200: OrderList, ...errors(400, 401, 429) } }
-  }, async (request, reply) => {
-    const mine = request.user.role === 'admin' ? undefined : request.user.sub
-    return sendList(request, reply, await listOrders(app.db, { ...request.query, user_id: mine }, { secret: secret() }))
-  })
+  const data = resourceData(orders)
+  const relations = servedRelations(orders, [orders]).map(relationData)
+  const names = relations.map(({ relation }) => relation.name)
+  const querystring = withIncludable(orders.schemas.listQuery as TObject, [], relations)
 
   app.get('/users/:id/orders', {
     config: { auth: 'selfOrAdmin' },
-    schema: { tags, summary: 'List a user\'s orders', params: IdParams, querystring: OrderListQuery, response: { 200: OrderList, ...errors(400, 401, 403, 404, 429) } }
+    schema: { tags: ['orders'], summary: 'List a user\'s orders', params: IdParams, querystring, response: { 200: ListOf(selectionWith(orders.schemas.item, relations)), ...errors(400, 401, 403, 404, 429) } }
   }, async (request, reply) => {
-    found(await findUser(app.db, request.params.id, 'id'), 'user')
-    return sendList(request, reply, await listOrders(app.db, { ...request.query, user_id: request.params.id }, { secret: secret() }))
+    const query = request.query as Query
+    const wanted = parseInclude(names, query.include)
+    const shape = await embedding(app, request, relations.filter(({ relation }) => wanted.has(relation.name)), query.fields, false)
+    const filters = { status: query.status, [OWNER_FILTER]: request.params.id }
+    const page = await data.page(app.db, { ...query, fields: shape.fields }, { secret: app.tandemConfig.jwtSecret, filters })
+    // Only an empty page needs to ask whether the user exists at all.
+    if (page.data.length === 0) found(await findUser(app.db, request.params.id, 'id'), 'user')
+    await shape.embed(page.data)
+    return sendList(request, reply, page)
   })
+}
 
-  app.get('/orders/:id', {
-    config: { auth: owner },
-    schema: { tags, summary: 'Get an order', params: IdParams, querystring: ItemQuery, response: { 200: OrderFields, ...errors(400, 401, 403, 404, 429) } }
-  }, async (request, reply) => {
-    const { fields, include } = request.query
-    return sendEntity(request, reply, found(await findOrder(app.db, request.params.id, fields, include), 'order'))
-  })
+/** Options of the orders routes. */
+export interface OrdersRoutesOptions {
+  /** The declared resources served beside orders. */
+  resources?: readonly Resource[]
+}
 
-  const transition = (name: Transition) => async (request: FastifyRequest<{ Params: { id: number } }>) =>
-    found(await transitionOrder(request.db, request.params.id, name), 'order')
-  const transitionSchema = (summary: string) => ({
-    tags, summary, params: IdParams, querystring: WriteQuery, response: { 200: Order, ...errors(400, 401, 403, 404, 409, 422, 429) }
-  })
-
-  app.post('/orders/:id/cancel', {
-    config: { auth: owner, transaction: true },
-    schema: transitionSchema('Cancel a pending or paid order; its stock is given back')
-  }, transition('cancel'))
-
-  app.post('/orders/:id/pay', {
-    config: { auth: 'admin', transaction: true },
-    schema: transitionSchema('Mark a pending order paid')
-  }, transition('pay'))
-
-  app.post('/orders/:id/ship', {
-    config: { auth: 'admin', transaction: true },
-    schema: transitionSchema('Mark a paid order shipped')
-  }, transition('ship'))
+/**
+ * Every route of orders: `GET/POST /orders`, `GET /orders/{id}`, `POST /orders/{id}/cancel`, `/pay`
+ * and `/ship`, and `GET /users/{id}/orders`.
+ */
+const ordersRoutes: FastifyPluginAsync<OrdersRoutesOptions> = async (app, options) => {
+  await app.register(declaredRoutes(orders, servedResources(options.resources)))
+  await app.register(userOrdersRoutes)
 }
 
 export default ordersRoutes

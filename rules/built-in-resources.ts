@@ -3,15 +3,16 @@
 import type { Resource } from '../schema/resource.js'
 import { graphqlNames, resourceSdl } from '../schema/resource-sdl.js'
 import { comments } from './comments.js'
+import { orders } from './orders.js'
 import { posts } from './posts.js'
 import { products } from './products.js'
 import { profiles } from './profiles.js'
 
 /** Tandem's own declared resources, served before any host's. */
-export const builtInResources: readonly Resource[] = [products, posts, profiles, comments]
+export const builtInResources: readonly Resource[] = [products, posts, profiles, comments, orders]
 
 // The paths of the built-in resources still written by hand (their names are refused by defineResource).
-const HAND_WRITTEN_PATHS = ['users', 'orders', 'auth']
+const HAND_WRITTEN_PATHS = ['users', 'auth']
 
 /**
  * The built-in declared resources followed by the host's `resources`: what REST and GraphQL serve.

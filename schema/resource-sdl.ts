@@ -42,6 +42,9 @@ export function scalarOf (resource: Resource, field: string, declared = resource
 
 const described = (text: string): string => JSON.stringify(text)
 
+/** `a label`, `an order`. */
+const aOrAn = (name: string): string => `${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name}`
+
 /**
  * The GraphQL type (without its outer `!`) of a field that may be a list or an object: a loaded
  * field's (`items: [OrderItem!]`) or a create input's. Each object becomes a type (`kind`) named by
@@ -174,7 +177,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
     const mutations = [
       ...resource.auth.create === false
         ? []
-        : [`  ${described(`Creates a ${resource.name}${owner === undefined ? '' : ownerOnCreate === undefined ? ' (its owner: the caller)' : ` (its owner: the caller, or \`${camelCase(owner)}\` where the ${resource.name}'s rule allows)`}.`)}`,
+        : [`  ${described(resource.declaration.create?.summary ?? `Creates ${aOrAn(resource.name)}${owner === undefined ? '' : ownerOnCreate === undefined ? ' (its owner: the caller)' : ` (its owner: the caller, or \`${camelCase(owner)}\` where the ${resource.name}'s rule allows)`}.`)}`,
             `  ${names.create}(input: ${names.createInput}!): ${names.type}`],
       ...resource.auth.update === false
         ? []
@@ -224,7 +227,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
       ].join('\n')
     }
     return [
-      `${described(`A ${resource.name} (REST: /${resource.plural}).`)}`,
+      `${described(`${capitalized(aOrAn(resource.name))} (REST: /${resource.plural}).`)}`,
       `type ${names.type} {`,
       ...Object.keys(resource.schemas.item.properties).map(shown),
       ...relations.map((relation) => relation.list

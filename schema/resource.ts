@@ -279,7 +279,7 @@ const LIST_PARAMETERS = ['limit', 'cursor', 'page', 'offset', 'sort', 'order', '
 // The names of the built-in resources not declared yet, and the GraphQL types of the schema that a
 // declared type would collide with. The declared built-ins' names are taken when they are served
 // (rules/built-in-resources.ts), as any two resources' are.
-const TAKEN_NAMES = ['user', 'order', 'dateTime', 'pageInfo', 'authPayload', 'query', 'mutation', 'subscription']
+const TAKEN_NAMES = ['user', 'dateTime', 'pageInfo', 'authPayload', 'query', 'mutation', 'subscription']
 const OPERATORS: readonly FilterOperator[] = ['=', '>=', '>', '<=', '<', 'positive']
 const KINDS = ['belongsTo', 'hasMany', 'hasOne', 'manyToMany'] as const
 const camelCased = (name: string): string => name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
