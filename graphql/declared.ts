@@ -104,11 +104,19 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
       return [[field, idFilters.has(name) ? parseId(value, camelCase(name)) : value]]
     })
 
+    // The `fields` that load only the loaded fields `nodes` select (undefined: every field).
+    const fieldsFor = (nodes: Asked['nodes'], info: GraphQLResolveInfo): string | undefined => {
+      if (resource.loaded.length === 0) return undefined
+      const selected = selectedFields(nodes, info.fragments)
+      const loaded = resource.loaded.filter((field) => selected.has(camelCase(field)))
+      return loaded.length === resource.loaded.length ? undefined : [...resource.columns, ...loaded].join(',')
+    }
+
     Query[names.one] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
       const caller = await callerFor(ctx, resource.auth.read)
       const id = parseId(args[names.key], names.key)
       const owner = readableOwner(resource, caller)
-      const row = await data.find(ctx.app.db, id, undefined, owner)
+      const row = await data.find(ctx.app.db, id, fieldsFor(info.fieldNodes, info), owner)
       if (row === undefined && owner !== undefined && forbidsOthersRows(resource) && await data.find(ctx.app.db, id, resource.key) !== undefined) throw readRefused(resource)
       return row === undefined ? null : (await answered(ctx, [row], asked(info)))[0]
     }
@@ -117,14 +125,14 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
         const caller = await callerFor(ctx, resource.auth.read)
         const context = listContext(ctx, args, caller)
         const offset = args.offset as number | null | undefined ?? undefined
-        const page = await data.page(ctx.app.db, { limit: listLimit(args.limit), offset }, context)
+        const page = await data.page(ctx.app.db, { limit: listLimit(args.limit), offset, fields: fieldsFor(info.fieldNodes, info) }, context)
         return answered(ctx, page.data, asked(info))
       }
       Query[names.listConnection] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
         const caller = await callerFor(ctx, resource.auth.read)
         const context = listContext(ctx, args, caller)
-        const page = await data.page(ctx.app.db, { limit: listLimit(args.first, 'first'), cursor: args.after as string | null | undefined ?? undefined }, context)
         const nodes = selectedFields(selectedFields(info.fieldNodes, info.fragments).get('edges') ?? [], info.fragments).get('node') ?? []
+        const page = await data.page(ctx.app.db, { limit: listLimit(args.first, 'first'), cursor: args.after as string | null | undefined ?? undefined, fields: fieldsFor(nodes, info) }, context)
         const shown = await answered(ctx, page.data, asked(info, nodes))
         const edges = page.data.map((row, at) => ({ cursor: cursorAfterId(context, row.id), node: shown[at] }))
         return { edges, pageInfo: { hasNextPage: 'pagination' in page && page.pagination.hasMore, endCursor: edges.at(-1)?.cursor ?? null } }

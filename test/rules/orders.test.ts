@@ -86,4 +86,8 @@ t.test('a nested query below orders runs one statement per level, whatever the n
     t.equal((data?.orders as unknown[]).length, limit)
     t.equal(statements.filter((s) => /"(orders|order_items|users|posts)"/.test(s)).length, 4, `limit ${limit}: orders, their items, their users, the users' posts`)
   }
+  statements.length = 0
+  const { data } = await graphql(app, '{ orders { total } one: order(id: "1") { status } ordersConnection { edges { node { id } } } }', { headers: admin })
+  t.equal((data?.orders as unknown[]).length, 6)
+  t.equal(statements.filter((s) => /order_items/.test(s)).length, 0, 'items not selected, not loaded')
 })
