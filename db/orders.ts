@@ -102,6 +102,11 @@ export interface OrderFilters {
   include?: string | undefined
 }
 
+/**
+ * A page of orders with their items (and `include=user`), one statement for each whatever the page's
+ * size: the data layer's own list, for code that reads orders without the routes (which serve the
+ * orders' declaration, rules/orders.ts).
+ */
 export async function listOrders (db: Db, params: ListParams & OrderFilters, context: Omit<ListContext, 'filters'>): Promise<ListPage<OrderSelection>> {
   const shape = shapeOf(params.fields, params.include)
   const filters = { status: params.status, user_id: params.user_id }
