@@ -57,17 +57,28 @@ const baskets = defineResource({
   }
 })
 
+// Stickers on baskets: a relation whose target has a loaded field.
+const stickers = defineResource({
+  name: 'sticker',
+  table: 'stickers',
+  representation: Type.Object({ id: Type.Integer(), basket_id: Type.Integer(), text: Type.String() }),
+  generated: ['id'],
+  writable: ['basket_id', 'text'],
+  relations: { basket: { belongsTo: 'basket', key: 'basket_id', inverse: 'stickers' } }
+})
+
 const migrations = {
   '0001_baskets': {
     async up (db: Kysely<any>) {
       await sql`create table baskets (id serial primary key, owner_id integer not null references users (id) on delete cascade, note text not null)`.execute(db)
       await sql`create table basket_lines (basket_id integer not null references baskets (id) on delete cascade, sku text not null, quantity integer not null, primary key (basket_id, sku))`.execute(db)
+      await sql`create table stickers (id serial primary key, basket_id integer not null references baskets (id) on delete cascade, text text not null)`.execute(db)
     }
   }
 }
 
 async function setUp (t: Parameters<typeof build>[0], db?: Db) {
-  const app = await build(t, { resources: [baskets], migrations, ...db === undefined ? {} : { db } })
+  const app = await build(t, { resources: [baskets, stickers], migrations, ...db === undefined ? {} : { db } })
   const ann = await signedIn(app, { name: 'Ann' })
   const bob = await signedIn(app, { name: 'Bob' })
   const admin = await adminToken(app)
@@ -161,6 +172,16 @@ t.test('GraphQL: the loaded field typed by its title, and the create\'s own inpu
   t.match(bad.errors, [{ extensions: { code: 'BAD_USER_INPUT', field: 'lines.0.quantity' } }])
   const listed = await graphql(app, '{ baskets { note lines { sku } } basketsConnection { edges { node { lines { quantity } } } } }', { headers: ann.headers })
   t.same(listed.data, { baskets: [{ note: 'by GraphQL', lines: [{ sku: 'tea' }] }], basketsConnection: { edges: [{ node: { lines: [{ quantity: 2 }] } }] } })
+})
+
+t.test('loaded fields of a relation\'s target are loaded where it is embedded, in both styles', async (t) => {
+  const { app, ann, asAnn } = await setUp(t)
+  const basket = body<Basket>(await asAnn('POST', '/baskets', { note: 'mine', lines: [{ sku: 'tea', quantity: 2 }] }))
+  t.equal((await asAnn('POST', '/stickers', { basket_id: basket.id, text: 'fragile' })).statusCode, 201)
+  t.same(body<{ data: unknown[] }>(await asAnn('GET', '/stickers?include=basket')).data, [{ id: 1, basket_id: basket.id, text: 'fragile', basket }])
+  t.same(body<{ stickers: unknown[] }>(await asAnn('GET', `/baskets/${basket.id}?include=stickers&fields=note`)), { id: basket.id, note: 'mine', stickers: [{ id: 1, basket_id: basket.id, text: 'fragile' }] })
+  const nested = await graphql(app, '{ stickers { text basket { note lines { sku quantity } } } }', { headers: ann.headers })
+  t.same(nested.data, { stickers: [{ text: 'fragile', basket: { note: 'mine', lines: [{ sku: 'tea', quantity: 2 }] } }] })
 })
 
 t.test('mistaken uses of loaded and create fail at start, naming the mistake', async (t) => {
