@@ -1,12 +1,9 @@
 import { sql } from 'kysely'
 import { badRequest, conflict, unprocessable } from '../schema/errors.js'
-import { orderIncludable } from '../schema/orders.js'
 import type { Db } from './connect.js'
 import { inTransaction } from './transaction.js'
-import { paginate, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
-import { idArray, parseInclude, rowsById } from './relations.js'
+import { idArray } from './relations.js'
 import type { OrderStatus } from './types.js'
-import type { User } from './users.js'
 
 export interface OrderItem {
   product_id: number
@@ -22,47 +19,9 @@ export interface Order {
   created_at: Date
   items: OrderItem[]
 }
-/** An order narrowed by `fields=`, with `user` when `include=user`. */
-export type OrderSelection = Partial<Order> & Pick<Order, 'id'> & { user?: User }
 
 const orderColumns = ['id', 'user_id', 'status', 'total', 'created_at'] as const
-/** The fields of the representation: the table's columns and `items`, which lives in order_items. */
-const orderFields = ['id', 'user_id', 'status', 'items', 'total', 'created_at']
-const userColumns = ['id', 'name', 'email', 'created_at']
 const itemColumns = ['product_id', 'quantity', 'unit_price'] as const
-
-export const orderList: ListSpec<'orders'> = {
-  table: 'orders',
-  columns: orderColumns,
-  sortable: { id: {}, created_at: {}, total: {} },
-  filters: {
-    user_id: { where: (query, userId) => query.where('user_id', '=', userId) },
-    status: { where: (query, status) => query.where('status', '=', status) }
-  }
-}
-
-/** What to load besides the orders' own columns. */
-interface Shape {
-  /** `fields=` for the orders table alone (undefined: every column). */
-  columns: string | undefined
-  items: boolean
-  user: boolean
-  /** `user_id` is read only to embed the user, and left out of the answer. */
-  dropUserId: boolean
-}
-
-function shapeOf (fields: string | undefined, include: string | undefined): Shape {
-  const user = parseInclude(orderIncludable, include).has('user')
-  if (fields === undefined) return { columns: undefined, items: true, user, dropUserId: false }
-  const wanted = fields.split(',').map((f) => f.trim()).filter((f) => f !== '')
-  for (const field of wanted) {
-    if (!orderFields.includes(field)) throw badRequest(`unknown field "${field}"; fields: ${orderFields.join(', ')}`, 'fields')
-  }
-  const columns = wanted.filter((f) => f !== 'items')
-  const dropUserId = user && !columns.includes('user_id')
-  if (dropUserId) columns.push('user_id')
-  return { columns: columns.join(','), items: wanted.includes('items'), user, dropUserId }
-}
 
 /**
  * The items of every order in `orderIds`, in ONE statement (never one per order), by product id:
@@ -78,40 +37,6 @@ export async function itemsOf (db: Db, orderIds: readonly number[]): Promise<Map
     .execute()
   for (const { order_id: orderId, ...item } of rows) byOrder.get(orderId)?.push(item)
   return byOrder
-}
-
-/** Adds `items` and `user` to a page of orders: at most one statement for each, whatever the page size. */
-async function complete (db: Db, rows: Row[], shape: Shape): Promise<OrderSelection[]> {
-  const [items, users] = await Promise.all([
-    shape.items ? itemsOf(db, rows.map((r) => r.id)) : undefined,
-    shape.user ? rowsById<User>(db, 'users', rows.map((r) => r.user_id as number), userColumns) : undefined
-  ])
-  return rows.map((row) => {
-    const order: OrderSelection & Record<string, unknown> = { ...row }
-    if (items !== undefined) order.items = items.get(row.id) ?? []
-    if (users !== undefined) order.user = users.get(row.user_id as number)
-    if (shape.dropUserId) delete order.user_id
-    return order
-  })
-}
-
-export interface OrderFilters {
-  status?: OrderStatus | undefined
-  /** Only this user's orders (a user's own list, or `/users/{id}/orders`). */
-  user_id?: number | undefined
-  include?: string | undefined
-}
-
-/**
- * A page of orders with their items (and `include=user`), one statement for each whatever the page's
- * size: the data layer's own list, for code that reads orders without the routes (which serve the
- * orders' declaration, rules/orders.ts).
- */
-export async function listOrders (db: Db, params: ListParams & OrderFilters, context: Omit<ListContext, 'filters'>): Promise<ListPage<OrderSelection>> {
-  const shape = shapeOf(params.fields, params.include)
-  const filters = { status: params.status, user_id: params.user_id }
-  const page = await paginate(db, orderList, { ...params, fields: shape.columns }, { ...context, filters })
-  return { ...page, data: await complete(db, page.data, shape) }
 }
 
 export interface OrderLine {

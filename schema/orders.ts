@@ -33,6 +33,3 @@ export const CreateOrderBody = Type.Object({
     description: '1 to 100 lines, each product at most once (a repeated product_id is 400).'
   })
 }, { additionalProperties: false })
-
-/** What `include=` embeds in the data layer's own list of orders (`listOrders`). */
-export const orderIncludable = ['user'] as const

@@ -1,7 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
-import { listOrders } from '../../db/orders.js'
-import { adminToken, authHeaders, body, build, failRecording, signedIn, testDb, TEST_SECRET } from '../helpers/app.js'
+import { adminToken, authHeaders, body, build, failRecording, signedIn, testDb } from '../helpers/app.js'
 import { recordSql } from '../helpers/sql-log.js'
 
 type Method = 'GET' | 'POST'
@@ -326,18 +325,6 @@ t.test('items and include=user cost one statement each for a whole page, never o
   const [pen, ink] = await stockUp(app, [{ price: 1, stock: 100 }, { price: 2, stock: 100 }]) as [number, number]
   for (let i = 0; i < 12; i++) await order(app, buyers[i % 3]?.headers, [[pen, 1], [ink, i + 1]])
 
-  statements.length = 0
-  const page = await listOrders(db, { limit: 10, include: 'user' }, { secret: TEST_SECRET })
-  t.equal(page.data.length, 10)
-  t.equal(statements.length, 3, 'the page, its items, its users')
-  t.match(statements.filter((s) => /order_items/.test(s)), [/= any\(/])
-  t.match(statements.filter((s) => /from "users"/.test(s)), [/id = any\(/])
-  t.ok(page.data.every((o) => o.user?.id === o.user_id && o.items?.length === 2))
-
-  statements.length = 0
-  await listOrders(db, { limit: 5, fields: 'total' }, { secret: TEST_SECRET })
-  t.equal(statements.length, 1, 'no items asked, none loaded')
-
   // Through HTTP too: three statements on orders, order_items and users, whatever the page size.
   for (const limit of [2, 10]) {
     statements.length = 0
@@ -348,6 +335,10 @@ t.test('items and include=user cost one statement each for a whole page, never o
     t.ok(listed.every((o) => o.user.id === o.user_id && o.items.length === 2))
     t.equal(statements.filter((s) => /"(orders|order_items|users)"/.test(s)).length, 3, `limit=${limit}: ${statements.join(' | ')}`)
   }
+  statements.length = 0
+  const totals = await call(app, 'GET', '/orders?fields=total&limit=5', { auth: admin })
+  t.same(Object.keys(body<{ data: Json[] }>(totals).data[0] ?? {}).sort(), ['id', 'total'])
+  t.same(statements.filter((s) => /order_items/.test(s)), [], 'no items asked, none loaded')
 })
 
 t.test('a retried POST /orders with the same Idempotency-Key takes the stock once', async (t) => {
