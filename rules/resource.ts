@@ -74,7 +74,8 @@ export function assertMayChange (resource: Resource, action: string, caller: Acc
  */
 export function createdValues (resource: Resource, caller: AccessUser | undefined, body: Record<string, unknown>): Record<string, unknown> {
   const { owner, ownerOnCreate } = resource.declaration
-  if (owner === undefined || caller === undefined) return { ...body }
+  // A row that is its own owner (`owner: 'id'`) gets its id from the database.
+  if (owner === undefined || owner === 'id' || caller === undefined) return { ...body }
   if (ownerOnCreate === undefined) return { ...body, [owner]: caller.sub }
   const named = body[owner]
   return { ...body, [owner]: ownerOnCreate(caller, named === undefined || named === null ? undefined : Number(named)) }

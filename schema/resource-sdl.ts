@@ -177,7 +177,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
     const mutations = [
       ...resource.auth.create === false
         ? []
-        : [`  ${described(resource.declaration.create?.summary ?? `Creates ${aOrAn(resource.name)}${owner === undefined ? '' : ownerOnCreate === undefined ? ' (its owner: the caller)' : ` (its owner: the caller, or \`${camelCase(owner)}\` where the ${resource.name}'s rule allows)`}.`)}`,
+        : [`  ${described(resource.declaration.create?.summary ?? `Creates ${aOrAn(resource.name)}${owner === undefined || owner === 'id' ? '' : ownerOnCreate === undefined ? ' (its owner: the caller)' : ` (its owner: the caller, or \`${camelCase(owner)}\` where the ${resource.name}'s rule allows)`}.`)}`,
             `  ${names.create}(input: ${names.createInput}!): ${names.type}`],
       ...resource.auth.update === false
         ? []

@@ -158,7 +158,12 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
   singularOf?: { resource: string }
   /** Fields the database sets (never accepted in a body). @example ['id', 'created_at'] */
   generated: ReadonlyArray<Field<R>>
-  /** The column that names the owning user: set to the caller on create, what `owner` rules look at. */
+  /**
+   * The column that names the owning user: set to the caller on create, what `owner` rules look at.
+   * `'id'` when each row is a user's own (an account): `owner` rules then mean the user itself, and a
+   * create sets no owner (it may then be `public`, a sign-up).
+   * @example 'owner_id'
+   */
   owner?: Field<R>
   /**
    * Lets a create name the owner (`author_id` in the body, `authorId` in GraphQL; optional): called
@@ -413,6 +418,9 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     check(field !== declaration.owner, declaration, `${field} is the owner: it is set to the caller, never written`)
   }
   check(declaration.ownerOnCreate === undefined || (typeof declaration.ownerOnCreate === 'function' && declaration.owner !== undefined), declaration, 'ownerOnCreate must be a function, and needs an `owner` field')
+  // The row is its owner's own (`owner: 'id'`): a create makes the owner, it cannot name one.
+  const selfOwned = declaration.owner === 'id'
+  check(!selfOwned || declaration.ownerOnCreate === undefined, declaration, 'ownerOnCreate needs an owner column other than id: a row that is its own owner is not created as anyone')
   for (const { name: filter, field, op } of filters) {
     check(IDENTIFIER.test(filter), declaration, `filter ${filter} must be a lower-case identifier`)
     check(!LIST_PARAMETERS.includes(filter), declaration, `a filter cannot be named ${filter}: lists take a parameter of that name`)
@@ -464,9 +472,10 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     check(rule !== false, declaration, 'read cannot be false: a resource is always readable by someone')
     check(['public', 'authenticated', 'admin', 'owner', 'ownerOrAdmin'].includes(rule), declaration, `unknown ${action} rule ${JSON.stringify(rule)}`)
     check(!rule.startsWith('owner') || declaration.owner !== undefined, declaration, `the ${action} rule ${rule} needs an \`owner\` field`)
-    check(action === 'read' || rule !== 'public', declaration, `${action} cannot be public: a write needs a caller`)
+    // Anyone may create what needs no caller to own it (a sign-up); changes always need one.
+    check(action === 'read' || action === 'create' || rule !== 'public', declaration, `${action} cannot be public: a write needs a caller`)
   }
-  check(declaration.owner === undefined || auth.create !== 'public', declaration, 'create cannot be public when the owner is the caller')
+  check(declaration.owner === undefined || selfOwned || auth.create !== 'public', declaration, 'create cannot be public when the owner is the caller')
   // A create of its own takes its input instead of the writable fields.
   check(declaration.writable.length > 0 || ((auth.create === false || declaration.create !== undefined) && auth.update === false), declaration, 'at least one field must be writable')
   check(declaration.create === undefined || auth.create !== false, declaration, 'create is declared, but its rule is false')
