@@ -70,12 +70,19 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
     const names = graphqlNames(resource)
     // A singular resource has no list, create or delete, and names a row by its key (`userId`).
     const singular = resource.declaration.singularOf !== undefined
-    const columnOf = new Map(resource.columns.map((column) => [camelCase(column), column]))
+    // GraphQL's names of the fields and write-only inputs, to the REST body's.
+    const columnOf = new Map([
+      ...resource.columns.map((column) => [camelCase(column), column] as const),
+      ...Object.entries(resource.declaration.inputs ?? {}).map(([input, { graphqlName }]) => [graphqlName ?? camelCase(input), input] as const)
+    ])
     // The rows as GraphQL answers, with the relations `nodes` select loaded below them.
     const answered = async (ctx: Context, rows: PageRow[], selection: Asked, caller: Caller = ctx.viewer): Promise<PageRow[]> =>
       answer(ctx.app.db, resource, rows, selection, caller)
     // An ID input field (`authorId`, `postId`) comes as text, and the body schema wants the integer.
-    const idColumns = new Set(resource.columns.filter((column) => scalarOf(resource, column) === 'ID'))
+    const idColumns = new Set([
+      ...resource.columns.filter((column) => scalarOf(resource, column) === 'ID'),
+      ...Object.entries(resource.declaration.inputs ?? {}).filter(([input, { schema }]) => scalarOf(resource, input, schema) === 'ID').map(([input]) => input)
+    ])
     const asColumns = (input: Args): Row => Object.fromEntries(Object.entries(input).map(([field, value]) => {
       const column = columnOf.get(field) ?? field
       return [column, idColumns.has(column) && value !== null && value !== undefined ? parseId(value, field) : value]

@@ -9,20 +9,20 @@ import type { AccessUser } from '../plugins/auth.js'
 import { notFound } from '../schema/errors.js'
 import type { Resource } from '../schema/resource.js'
 import type { ResourceHooks } from '../schema/resource-hooks.js'
-import { assertMayChange, createdValues } from './resource.js'
+import { assertMayChange, createdValues, splitInputs } from './resource.js'
 
 type Values = Record<string, unknown>
 
 /** A declared resource's writes, hooks included: what both transports call. */
 export interface ResourceWrites {
   /**
-   * Creates the row from a body: the owner set to the caller, then `beforeCreate`, the insert,
+   * Creates the row from a body: the owner set to the caller, then `beforeCreate` (given the write-only inputs), the insert,
    * `afterCreate`; or, for a declaration's own `create`, its `run` with the body, in the create's transaction.
    * `under` is the parent's id of a resource that lives under one (its key's value; 404 naming the parent when there is none).
    */
   create: (db: Db, caller: AccessUser | undefined, body: Values, under?: number) => Promise<Row>
-  /** Changes the row (`check` runs on it locked first); undefined when there is no such row. */
-  update: (db: Db, id: number, caller: AccessUser, values: Values, check: Precondition<Row>) => Promise<Row | undefined>
+  /** Changes the row with a body's values (write-only inputs to the hooks; `check` runs on the row locked first); undefined when there is no such row. */
+  update: (db: Db, id: number, caller: AccessUser, body: Values, check: Precondition<Row>) => Promise<Row | undefined>
   /** Deletes the row (`check` runs on it locked first): the row as it was, or undefined when there was none. */
   remove: (db: Db, id: number, caller: AccessUser, check: Precondition<Row>) => Promise<Row | undefined>
   /**
@@ -47,21 +47,21 @@ export function resourceWrites (resource: Resource, data: ResourceData): Resourc
   }
   const ownCreate = resource.declaration.create
 
-  const creating = (caller: AccessUser | undefined, given: Values): Around<undefined> | undefined =>
+  const creating = (caller: AccessUser | undefined, given: Values, input: Values): Around<undefined> | undefined =>
     beforeCreate === undefined && afterCreate === undefined
       ? undefined
       : async (trx, _none, write) => {
-        const values = await beforeCreate?.({ trx, caller, values: given }) ?? given
+        const values = await beforeCreate?.({ trx, caller, values: given, input }) ?? given
         const row = await write(values)
-        return await afterCreate?.({ trx, caller, values, row }) ?? row
+        return await afterCreate?.({ trx, caller, values, input, row }) ?? row
       }
-  const updating = (caller: AccessUser, given: Values): Around<Row> | undefined =>
+  const updating = (caller: AccessUser, given: Values, input: Values): Around<Row> | undefined =>
     beforeUpdate === undefined && afterUpdate === undefined
       ? undefined
       : async (trx, current, write) => {
-        const values = await beforeUpdate?.({ trx, caller, values: given, current }) ?? given
+        const values = await beforeUpdate?.({ trx, caller, values: given, input, current }) ?? given
         const row = await write(values)
-        return await afterUpdate?.({ trx, caller, values, current, row }) ?? row
+        return await afterUpdate?.({ trx, caller, values, input, current, row }) ?? row
       }
   const removing = (caller: AccessUser): Around<Row> | undefined =>
     beforeDelete === undefined && afterDelete === undefined
@@ -76,21 +76,23 @@ export function resourceWrites (resource: Resource, data: ResourceData): Resourc
   return {
     async create (db, caller, body, under) {
       if (ownCreate !== undefined) return data.create(db, body, async (trx) => await ownCreate.run({ trx, caller, input: body }) as Row)
-      const values = createdValues(resource, caller, body)
-      if (resource.under === undefined) return data.create(db, values, creating(caller, values))
+      const { values: columns, input } = splitInputs(resource, body)
+      const values = createdValues(resource, caller, columns)
+      if (resource.under === undefined) return data.create(db, values, creating(caller, values, input))
       const { key, target } = resource.under
       values[key] = under
       // The key's foreign key finds the parent in the insert itself: no statement added, no race.
       try {
-        return await data.create(db, values, creating(caller, values))
+        return await data.create(db, values, creating(caller, values, input))
       } catch (error) {
         if (refersToNothing(error, key)) throw notFound(target)
         throw error
       }
     },
-    async update (db, id, caller, values, check) {
+    async update (db, id, caller, body, check) {
       mayChange('update', caller, id)
-      return data.update(db, id, values, check, updating(caller, values))
+      const { values, input } = splitInputs(resource, body)
+      return data.update(db, id, values, check, updating(caller, values, input))
     },
     async remove (db, id, caller, check) {
       mayChange('delete', caller, id)

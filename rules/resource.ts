@@ -81,9 +81,29 @@ export function createdValues (resource: Resource, caller: AccessUser | undefine
   return { ...body, [owner]: ownerOnCreate(caller, named === undefined || named === null ? undefined : Number(named)) }
 }
 
-/** The values a PUT writes: every writable field, those left out (nullable ones) set to null. */
+/** The values a PUT writes: every writable field, those left out (nullable ones) set to null; the write-only inputs given. */
 export function replacedValues (resource: Resource, body: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(resource.declaration.writable.map((field) => [field, body[field] ?? null]))
+  const values: Record<string, unknown> = Object.fromEntries(resource.declaration.writable.map((field) => [field, body[field] ?? null]))
+  for (const input of Object.keys(resource.declaration.inputs ?? {})) if (body[input] !== undefined) values[input] = body[input]
+  return values
+}
+
+const NO_INPUT: Readonly<Record<string, unknown>> = Object.freeze({})
+
+/**
+ * A body split into the columns it writes and the write-only inputs (`inputs`) it gives, which only
+ * the hooks see: an input is never written as it is.
+ */
+export function splitInputs (resource: Resource, body: Record<string, unknown>): { values: Record<string, unknown>, input: Readonly<Record<string, unknown>> } {
+  const inputs = resource.declaration.inputs
+  if (inputs === undefined) return { values: body, input: NO_INPUT }
+  const values: Record<string, unknown> = {}
+  const input: Record<string, unknown> = {}
+  for (const [field, value] of Object.entries(body)) {
+    if (Object.hasOwn(inputs, field)) input[field] = value
+    else values[field] = value
+  }
+  return { values, input }
 }
 
 /** The declared event `event` of `resource`, with its subscription (also its event bus topic: `labelCreated`), or undefined. */

@@ -27,8 +27,9 @@ export interface WriteContext {
  * refuses the write by throwing a contract error (`conflict`, `unprocessable`, `forbidden`,
  * `badRequest`: answered in the error model in both styles; anything else is a 500), and nothing
  * of the write remains. `values` are the columns about to be written (the body's, with the owner set
- * to the caller); a `before` hook may return other values to write instead: columns outside the
- * representation too, such as a password's hash. An `after` hook runs before the commit and may
+ * to the caller); `input` the write-only inputs the body gave (the declaration's `inputs`: a password);
+ * a `before` hook may return other values to write instead: columns outside the representation too,
+ * such as a password's hash. An `after` hook runs before the commit and may
  * return the row to answer with. Update and delete hooks see `current`, the row as it was, locked
  * until the commit.
  * @example
@@ -40,10 +41,10 @@ export interface WriteContext {
  * }
  */
 export interface ResourceHooks<Row = Values> {
-  beforeCreate?: (context: WriteContext & { values: Values }) => Returns<Values>
-  afterCreate?: (context: WriteContext & { values: Values, row: Row }) => Returns<Row>
-  beforeUpdate?: (context: WriteContext & { values: Values, current: Row }) => Returns<Values>
-  afterUpdate?: (context: WriteContext & { values: Values, current: Row, row: Row }) => Returns<Row>
+  beforeCreate?: (context: WriteContext & { values: Values, input: Readonly<Values> }) => Returns<Values>
+  afterCreate?: (context: WriteContext & { values: Values, input: Readonly<Values>, row: Row }) => Returns<Row>
+  beforeUpdate?: (context: WriteContext & { values: Values, input: Readonly<Values>, current: Row }) => Returns<Values>
+  afterUpdate?: (context: WriteContext & { values: Values, input: Readonly<Values>, current: Row, row: Row }) => Returns<Row>
   beforeDelete?: (context: WriteContext & { current: Row }) => Returns<never>
   /** `row` is the deleted row, as it was. */
   afterDelete?: (context: WriteContext & { row: Row }) => Returns<never>

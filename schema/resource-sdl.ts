@@ -1,4 +1,4 @@
-import type { TSchema } from '@sinclair/typebox'
+import { KindGuard, type TSchema } from '@sinclair/typebox'
 import { parentOf, resolveRelations, type Relation, type RelationTarget } from './relation-targets.js'
 import { acceptsNull, nonNull, type Resource, type ResourceFilter } from './resource.js'
 
@@ -203,14 +203,19 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
       })
     // A resource under a parent is created with the parent's key (`postId: ID!`), which REST takes from the path.
     const parentKey = resource.under === undefined ? [] : [field(resource.under.key, true)]
+    // Write-only inputs, after the columns: required in a create when their schema is.
+    const inputsOn = (write: 'create' | 'update', required: (schema: TSchema) => boolean) => Object.entries(resource.declaration.inputs ?? {})
+      .filter(([, { on }]) => on.includes(write))
+      .map(([input, { schema, graphqlName }]) => `  ${graphqlName ?? camelCase(input)}: ${scalarOf(resource, input, schema)}${required(schema) ? '!' : ''}`)
     const createInput = [
       `input ${names.createInput} {`,
       ...parentKey,
       ...ownCreate === undefined ? writable.map((column) => `${field(column, !nullable(column) && defaultOf(column) === '')}${defaultOf(column)}`) : ownInput,
       ...namedOwner,
+      ...inputsOn('create', (schema) => !KindGuard.IsOptional(schema) && !acceptsNull(schema)),
       '}'
     ]
-    const updateInput = resource.auth.update === false ? [] : [`input ${names.updateInput} {`, ...writable.map((column) => field(column, false)), '}']
+    const updateInput = resource.auth.update === false ? [] : [`input ${names.updateInput} {`, ...writable.map((column) => field(column, false)), ...inputsOn('update', () => false), '}']
     const parent = parentOf(resource, known)
     if (parent !== undefined) {
       return [

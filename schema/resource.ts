@@ -1,4 +1,4 @@
-import { Type, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
+import { KindGuard, Type, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
 import { ListOf, ListQuery, Selectable } from './common.js'
 import type { AccessUser } from '../plugins/auth.js'
 import type { Db } from '../db/connect.js'
@@ -126,6 +126,23 @@ export interface LoadedField {
   load: (db: Db, ids: readonly number[]) => Promise<ReadonlyMap<number, unknown>>
 }
 
+/** The writes a write-only input is taken by. */
+export type InputWrite = 'create' | 'update'
+
+/**
+ * A field that create or update bodies take but that is not a column of the representation (a
+ * password): checked by its schema (`Type.Optional(…)` to let it be left out; a PATCH may always leave
+ * it out), handed to the write's hooks as `input`, never written nor answered as it is.
+ * @example { schema: Type.Optional(Type.String({ minLength: 8 })), on: ['create'] }
+ */
+export interface InputDeclaration {
+  schema: TSchema
+  /** The writes whose bodies take it. */
+  on: readonly InputWrite[]
+  /** Its name in GraphQL inputs. Default: the name in camelCase (`current_password` → `currentPassword`). */
+  graphqlName?: string
+}
+
 /** What a host writes to give one of its tables every convention of the API (CONTRACT §9). */
 export interface ResourceDeclaration<R extends TObject = TObject> {
   /** Singular, lower camel case: `label` → REST `/labels`. @example 'label' */
@@ -192,6 +209,13 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
    * then takes the default), but a PUT must give it, so that a replace never resets it by accident.
    */
   writable: ReadonlyArray<Field<R>>
+  /**
+   * Fields of bodies that are not columns (write-only): each handed to the hooks of the writes it is
+   * `on` as `input`, which make of it what is written (a password's hash). A create input needs a
+   * `beforeCreate` or `afterCreate` hook, an update input a `beforeUpdate` or `afterUpdate` hook.
+   * @example { password: { schema: Type.Optional(Password), on: ['create'] } }
+   */
+  inputs?: Readonly<Record<string, InputDeclaration>>
   /** Fields lists may be sorted by (`id` always may). */
   sort?: ReadonlyArray<Field<R>>
   /**
@@ -289,6 +313,8 @@ const OPERATORS: readonly FilterOperator[] = ['=', '>=', '>', '<=', '<', 'positi
 const KINDS = ['belongsTo', 'hasMany', 'hasOne', 'manyToMany'] as const
 const camelCased = (name: string): string => name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/
+const INPUT_NAME = /^[a-z][a-z0-9_]*$/
+const GRAPHQL_NAME = /^[a-z][a-zA-Z0-9_]*$/
 
 /** The schema without its `null` branch: what a filter value in a query string is. */
 export function nonNull (schema: TSchema): TSchema {
@@ -457,6 +483,18 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   check(unders.length <= 1, declaration, `only one relation may be under: ${unders.map(([relation]) => relation).join(', ')}`)
   check(declaration.create === undefined || unders.length === 0, declaration, 'create: its run writes the row, so it cannot be under a parent whose key the path gives')
   checkBehaviour(declaration, Object.keys(declaration.relations ?? {}))
+  const hooks = declaration.hooks ?? {}
+  const graphqlInputNames = new Set(fieldNames)
+  for (const [input, declared] of Object.entries(declaration.inputs ?? {})) {
+    check(INPUT_NAME.test(input) && !Object.hasOwn(properties, input) && !Object.hasOwn(declaration.relations ?? {}, input), declaration, `input ${input} must be a lower-case identifier that is neither a field nor a relation`)
+    check(typeof declared?.schema === 'object' && declared.schema !== null, declaration, `input ${input} needs a schema`)
+    check(Array.isArray(declared.on) && declared.on.length > 0 && declared.on.every((write) => write === 'create' || write === 'update'), declaration, `input ${input}: on lists create, update or both`)
+    const graphqlName = declared.graphqlName ?? camelCased(input)
+    check(GRAPHQL_NAME.test(graphqlName) && !graphqlInputNames.has(graphqlName), declaration, `input ${input}: its GraphQL name ${graphqlName} must be a name no other field of the inputs has`)
+    graphqlInputNames.add(graphqlName)
+    if (declared.on.includes('create')) check(hooks.beforeCreate !== undefined || hooks.afterCreate !== undefined, declaration, `input ${input} is taken by a create with no beforeCreate or afterCreate hook to use it`)
+    if (declared.on.includes('update')) check(hooks.beforeUpdate !== undefined || hooks.afterUpdate !== undefined, declaration, `input ${input} is taken by an update with no beforeUpdate or afterUpdate hook to use it`)
+  }
 
   const auth: ResourceAuth = {
     read: 'authenticated',
@@ -505,6 +543,12 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   // A create that may name its owner takes it last, and may leave it out (the caller).
   if (declaration.ownerOnCreate !== undefined) createProperties[declaration.owner as string] = Type.Optional(withoutDefault(properties[declaration.owner as string] as TSchema))
   const replaceProperties = Object.fromEntries(Object.entries(writable).map(([field, schema]) => [field, optionalIf(acceptsNull)(schema)]))
+  // Write-only inputs after the columns, as their schemas say (`Type.Optional`: may be left out).
+  for (const [input, { schema, on }] of Object.entries(declaration.inputs ?? {})) {
+    if (on.includes('create')) createProperties[input] = schema
+    if (on.includes('update')) replaceProperties[input] = schema
+  }
+  const patchProperties = Object.fromEntries(Object.entries(replaceProperties).map(([field, schema]) => [field, KindGuard.IsOptional(schema) ? schema : Type.Optional(schema)]))
   const rest = pick(fields.filter((field) => field !== key))
   // `fields=` never leaves out the key: a row is always named.
   const selection = key === 'id' ? Selectable(rest) : Type.Composite([Type.Object({ [key]: properties[key] as TSchema }), Type.Partial(Type.Object(rest))])
@@ -535,7 +579,7 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
         ? Type.Object(createProperties, { additionalProperties: false })
         : { ...declaration.create.input, additionalProperties: declaration.create.input.additionalProperties ?? false } as TObject,
       replace: Type.Object(replaceProperties, { additionalProperties: false }),
-      patch: Type.Partial(Type.Object(writable), { additionalProperties: false, ...declaration.emptyPatch === 'unchanged' ? {} : { minProperties: 1 } })
+      patch: Type.Object(patchProperties, { additionalProperties: false, ...declaration.emptyPatch === 'unchanged' ? {} : { minProperties: 1 } })
     }
   })
 }
