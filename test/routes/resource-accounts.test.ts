@@ -88,6 +88,19 @@ t.test('owner: id — owner rules mean the user whose id the row has, or an admi
   t.equal((await asAnn('DELETE', `/members/${ann.id}`)).statusCode, 204, 'the user removes its own')
 })
 
+t.test('owner: id — the id alone decides: another user\'s id is 403 whether or not the row exists', async (t) => {
+  const { app, bob, admin } = await setUp(t)
+  const asBob = apiClient(app, bob.headers)
+  for (const method of ['PUT', 'PATCH', 'DELETE'] as const) {
+    const refused = await asBob(method, '/members/999', method === 'DELETE' ? undefined : { name: 'X' })
+    t.same([refused.statusCode, body(refused)], [403, { error: `only its owner or an administrator may ${method === 'DELETE' ? 'delete' : 'update'} this member` }], `${method} of no such row`)
+  }
+  t.equal((await apiClient(app, admin)('PATCH', '/members/999', { name: 'X' })).statusCode, 404, 'an unknown id is 404 once allowed')
+  t.equal((await asBob('PATCH', `/members/${bob.id}`, { name: 'Bob' })).statusCode, 404, 'one\'s own id with no row: 404')
+  t.match((await graphql(app, 'mutation { deleteMember(id: "999") }', { headers: bob.headers })).errors, [{ extensions: { code: 'FORBIDDEN' } }])
+  t.same((await graphql(app, 'mutation { deleteMember(id: "999") }', { headers: admin })).data, { deleteMember: false })
+})
+
 t.test('a read rule owner: each user sees its own row only', async (t) => {
   const own = defineResource({ ...members.declaration, auth: { ...members.declaration.auth, read: 'owner' } } as Parameters<typeof defineResource>[0])
   const app = await build(t, { resources: [own], migrations })
