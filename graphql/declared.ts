@@ -157,6 +157,9 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
         const parent = under === undefined ? undefined : values[under] as number
         if (under !== undefined) delete values[under]
         const input = checkInput<Row>(resource.schemas.create, values)
+        // The same attempt limits as the REST create.
+        const limit = resource.declaration.createLimit
+        if (limit !== undefined && ctx.app.hasDecorator('limitAttempts')) await ctx.app.limitAttempts(ctx.reply.request, ctx.reply, limit.kind, limit.account(input))
         const row = await writes.create(ctx.app.db, caller, input, parent)
         announce(ctx.app, resource, 'created', row)
         return (await answered(ctx, [{ ...row }], asked(info)))[0]

@@ -62,13 +62,18 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
   const underPath = under === undefined ? undefined : `/${pluralOf(under.target)}/:id/${plural}`
   const tags = [plural]
   const filterNames = [...resource.filters.map(({ name }) => name), ...(resource.declaration.search ?? []).length > 0 ? ['q'] : []]
-  const withAuth = (rule: AccessRule, transaction = false): RouteShorthandOptions['config'] => {
+  const withAuth = (rule: AccessRule, transaction = false): NonNullable<RouteShorthandOptions['config']> => {
     const config: Record<string, unknown> = {}
     const authRule = routeAuth(rule)
     if (authRule !== undefined) config.auth = authRule
     if (transaction) config.transaction = true
     return config
   }
+  // Creates counted against the attempt limits (plugins/rate-limit.ts counts a route that says so).
+  const { createLimit } = resource.declaration
+  const createConfig = (rule: AccessRule): RouteShorthandOptions['config'] => createLimit === undefined
+    ? withAuth(rule, true)
+    : { ...withAuth(rule, true), attemptLimit: { kind: createLimit.kind, account: (request: FastifyRequest) => createLimit.account(request.body as Record<string, unknown>) } }
   const caller = (request: FastifyRequest) => auth.read === 'public' ? undefined : request.user
 
   return async (app: FastifyInstance) => {
@@ -153,7 +158,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       const rule = auth.create
       // Under a parent, the create is only there: `POST /posts/{id}/comments` (404 naming the parent).
       app.post(underPath ?? `/${plural}`, {
-        config: withAuth(rule, true),
+        config: createConfig(rule),
         schema: { tags, summary: resource.declaration.create?.summary ?? (under === undefined ? `Create a ${resource.name}` : `Create a ${resource.name} of a ${under.target.name}`), ...under === undefined ? {} : { params: IdParams }, querystring: WriteQuery, body: schemas.create, response: { 201: schemas.item, ...errors(400, 401, 403, ...under === undefined ? [] : [404], 409, 413, 415, 422, 429) } }
       }, async (request, reply) => {
         const parent = under === undefined ? undefined : (request.params as Params).id

@@ -2,6 +2,7 @@ import { KindGuard, Type, type Static, type TObject, type TProperties, type TSch
 import { ListOf, ListQuery, Selectable } from './common.js'
 import type { AccessUser } from '../plugins/auth.js'
 import type { Db } from '../db/connect.js'
+import type { AttemptKind } from '../plugins/rate-limit.js'
 import { checkBehaviour, type ActionDeclaration, type CreateDeclaration, type ResourceHooks } from './resource-hooks.js'
 
 /** Who may do something to a declared resource. `owner` rules look at the declaration's `owner` column. */
@@ -216,6 +217,13 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
    * @example { password: { schema: Type.Optional(Password), on: ['create'] } }
    */
   inputs?: Readonly<Record<string, InputDeclaration>>
+  /**
+   * Counts each create, in both styles, against the attempt limits of `kind` (per address, and per
+   * address and account: `signUp` is the sign-up's, `login` the sign-in's), as the built-in sign-up is
+   * counted: 429 with `Retry-After` beyond. `account` names, from the checked body, the account it is for.
+   * @example { kind: 'signUp', account: (body) => String(body.email) }
+   */
+  createLimit?: { kind: AttemptKind, account: (body: Readonly<Record<string, unknown>>) => string }
   /** Fields lists may be sorted by (`id` always may). */
   sort?: ReadonlyArray<Field<R>>
   /**
@@ -483,6 +491,8 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   check(unders.length <= 1, declaration, `only one relation may be under: ${unders.map(([relation]) => relation).join(', ')}`)
   check(declaration.create === undefined || unders.length === 0, declaration, 'create: its run writes the row, so it cannot be under a parent whose key the path gives')
   checkBehaviour(declaration, Object.keys(declaration.relations ?? {}))
+  const { createLimit } = declaration
+  check(createLimit === undefined || (['login', 'signUp', 'resetPassword'].includes(createLimit.kind) && typeof createLimit.account === 'function'), declaration, 'createLimit needs a kind (login, signUp or resetPassword) and an account function')
   const hooks = declaration.hooks ?? {}
   const graphqlInputNames = new Set(fieldNames)
   for (const [input, declared] of Object.entries(declaration.inputs ?? {})) {

@@ -149,7 +149,25 @@ t.test('write-only inputs: taken by the bodies they are on, seen by the hooks on
   t.same(bodyFields('/api/v1/members/{id}', 'patch'), ['name', 'passphrase', 'current_passphrase'])
 })
 
+t.test('createLimit: creates count against the attempt limits of their kind, per address and account, in both styles', async (t) => {
+  const limited = defineResource({ ...members.declaration, createLimit: { kind: 'signUp', account: (body) => String(body.name) } } as Parameters<typeof defineResource>[0])
+  const app = await build(t, { resources: [limited], migrations })
+  const join = (name: string, remoteAddress: string) => app.inject({ method: 'POST', url: '/api/v1/members', remoteAddress, payload: { name } })
+  const statuses = []
+  for (let i = 0; i < 11; i++) statuses.push((await join('Same', '203.0.113.7')).statusCode)
+  t.same(statuses, [...Array(10).fill(201), 429], 'one address, one account: 10 a minute')
+  const refused = await join('SAME', '203.0.113.7')
+  t.equal(refused.statusCode, 429, 'the account whatever its case')
+  t.ok(refused.headers['retry-after'])
+  t.equal((await join('Other', '203.0.113.7')).statusCode, 201, 'another account from the same address')
+  t.equal((await join('Same', '203.0.113.9')).statusCode, 201, 'the same account from another address')
+  const byGraphql = await graphql(app, 'mutation { createMember(input: { name: "Same" }) { id } }', { remoteAddress: '203.0.113.7' })
+  t.match(byGraphql.errors, [{ extensions: { code: 'RATE_LIMITED' } }], 'GraphQL counts on the same counters')
+  t.equal((await apiClient(app)('POST', '/members', { name: 'Same' })).statusCode, 201, 'an address of its own is counted apart')
+})
+
 t.test('mistaken uses fail at start, naming the mistake', async (t) => {
+  t.throws(() => defineResource({ ...members.declaration, createLimit: { kind: 'signIn', account: () => '' } } as unknown as Parameters<typeof defineResource>[0]), /createLimit needs a kind \(login, signUp or resetPassword\) and an account function/)
   const declare = (extra: object) => () => defineResource({ ...members.declaration, ...extra } as Parameters<typeof defineResource>[0])
   t.throws(declare({ ownerOnCreate: (caller: { sub: number }) => caller.sub }), /ownerOnCreate needs an owner column other than id/)
   t.throws(declare({ auth: { update: 'public' } }), /update cannot be public: a write needs a caller/)
