@@ -160,7 +160,7 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
         // The same attempt limits as the REST create.
         const limit = resource.declaration.createLimit
         if (limit !== undefined && ctx.app.hasDecorator('limitAttempts')) await ctx.app.limitAttempts(ctx.reply.request, ctx.reply, limit.kind, limit.account(input))
-        const row = await writes.create(ctx.app.db, caller, input, parent)
+        const row = await writes.create(ctx.app.db, caller, input, { app: ctx.app }, parent)
         announce(ctx.app, resource, 'created', row)
         return (await answered(ctx, [{ ...row }], asked(info)))[0]
       }
@@ -169,7 +169,7 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
       Mutation[names.update] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
         const caller = await callerFor(ctx, update) as AccessUser
         const input = checkInput<Row>(resource.schemas.patch, asColumns(args.input as Args))
-        const row = await writes.update(ctx.app.db, parseId(args[names.key], names.key), caller, input, (current) => { assertMayChange(resource, 'update', caller, current) })
+        const row = await writes.update(ctx.app.db, parseId(args[names.key], names.key), caller, input, (current) => { assertMayChange(resource, 'update', caller, current) }, { app: ctx.app })
         if (row === undefined) throw notFound(resource.declaration.singularOf?.resource ?? resource.name)
         announce(ctx.app, resource, 'updated', row)
         return (await answered(ctx, [{ ...row }], asked(info)))[0]
@@ -178,7 +178,7 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
     if (remove !== false) {
       Mutation[names.remove] = async (_root: unknown, args: Args, ctx: Context) => {
         const caller = await callerFor(ctx, remove) as AccessUser
-        const row = await writes.remove(ctx.app.db, parseId(args.id, 'id'), caller, (current) => { assertMayChange(resource, 'delete', caller, current) })
+        const row = await writes.remove(ctx.app.db, parseId(args.id, 'id'), caller, (current) => { assertMayChange(resource, 'delete', caller, current) }, { app: ctx.app })
         if (row !== undefined) announce(ctx.app, resource, 'deleted', row)
         return row !== undefined
       }
@@ -195,7 +195,7 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
           return [column, ids.has(column) && value !== null ? parseId(value, field) : value]
         }))
         const input = action.input === undefined ? {} : checkInput<Row>(action.input, given)
-        const row = await writes.act(ctx.app.db, name, parseId(args[names.key], names.key), caller, input)
+        const row = await writes.act(ctx.app.db, name, parseId(args[names.key], names.key), caller, input, undefined, { app: ctx.app })
         if (row === undefined) throw notFound(resource.declaration.singularOf?.resource ?? resource.name)
         announce(ctx.app, resource, 'updated', row)
         return (await answered(ctx, [{ ...row }], asked(info)))[0]

@@ -162,7 +162,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         schema: { tags, summary: resource.declaration.create?.summary ?? (under === undefined ? `Create a ${resource.name}` : `Create a ${resource.name} of a ${under.target.name}`), ...under === undefined ? {} : { params: IdParams }, querystring: WriteQuery, body: schemas.create, response: { 201: schemas.item, ...errors(400, 401, 403, ...under === undefined ? [] : [404], 409, 413, 415, 422, 429) } }
       }, async (request, reply) => {
         const parent = under === undefined ? undefined : (request.params as Params).id
-        const row = await writes.create(request.db, rule === 'public' ? undefined : request.user, request.body as Record<string, unknown>, parent)
+        const row = await writes.create(request.db, rule === 'public' ? undefined : request.user, request.body as Record<string, unknown>, { app, afterCommit: (fn) => { request.afterCommit(fn) } }, parent)
         request.afterCommit(() => { announce(app, resource, 'created', row) })
         // The new row's own path: `/api/v1/comments/7` for `POST /api/v1/posts/1/comments`.
         const path = (request.url.split('?')[0] ?? '').replace(/\/$/, '')
@@ -178,7 +178,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         schema: { tags, summary: `Replace ${one}`, params: IdParams, querystring: WriteQuery, body: schemas.replace, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
       }, async (request, reply) => {
         const values = replacedValues(resource, request.body as Record<string, unknown>)
-        const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, check(request, 'update')), missing)
+        const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, check(request, 'update'), { app }), missing)
         announce(app, resource, 'updated', row)
         return written(reply, row)
       })
@@ -188,7 +188,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         schema: { tags, summary: `Change some fields of ${one}`, params: IdParams, querystring: WriteQuery, body: schemas.patch, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
       }, async (request, reply) => {
         const values = request.body as Record<string, unknown>
-        const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, check(request, 'update')), missing)
+        const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, check(request, 'update'), { app }), missing)
         announce(app, resource, 'updated', row)
         return written(reply, row)
       })
@@ -209,7 +209,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       }, async (request, reply) => {
         if (action.input === undefined && !isEmptyBody(request.body)) throw badRequest(`${name} takes no body`, 'body')
         const input = (request.body ?? {}) as Record<string, unknown>
-        const row = found(await writes.act(request.db, name, (request.params as Params).id, request.user, action.input === undefined ? {} : input, ifMatch(request)), missing)
+        const row = found(await writes.act(request.db, name, (request.params as Params).id, request.user, action.input === undefined ? {} : input, ifMatch(request), { app, afterCommit: (fn) => { request.afterCommit(fn) } }), missing)
         request.afterCommit(() => { announce(app, resource, 'updated', row) })
         return written(reply, row)
       })
@@ -220,7 +220,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         config: withAuth(auth.delete),
         schema: { tags, summary: `Delete a ${resource.name}`, params: IdParams, querystring: WriteQuery, response: { 204: NoContent, ...errors(400, 401, 403, 404, 409, 412, 422, 429) } }
       }, async (request, reply) => {
-        const row = await writes.remove(app.db, (request.params as Params).id, request.user, check(request, 'delete'))
+        const row = await writes.remove(app.db, (request.params as Params).id, request.user, check(request, 'delete'), { app })
         if (row === undefined) throw notFound(resource.name)
         announce(app, resource, 'deleted', row)
         return reply.code(204).send(null)

@@ -1,5 +1,6 @@
 // The writes of a declared resource with its hooks and actions, the same for every transport: the
 // data layer opens the transaction, and the declaration's business rules run inside it.
+import type { FastifyInstance } from 'fastify'
 import type { Db } from '../db/connect.js'
 import { refersToNothing } from '../db/errors.js'
 import type { Precondition } from '../db/locked-write.js'
@@ -13,23 +14,51 @@ import { assertMayChange, createdValues, splitInputs } from './resource.js'
 
 type Values = Record<string, unknown>
 
+/**
+ * Where a write is made, for its hooks: the application, and how the transport runs what waits for
+ * the commit (a REST create's Idempotency-Key transaction commits after the write: `request.afterCommit`).
+ * Without `afterCommit`, the write's own transaction has committed when it returns.
+ */
+export interface WriteEnvironment {
+  app: FastifyInstance
+  afterCommit?: ((fn: () => void) => void) | undefined
+}
+
 /** A declared resource's writes, hooks included: what both transports call. */
 export interface ResourceWrites {
   /**
-   * Creates the row from a body: the owner set to the caller, then `beforeCreate` (given the write-only inputs), the insert,
+   * Creates the row from a body: the owner set to the caller, then `prepareCreate`, `beforeCreate` (given the write-only inputs), the insert,
    * `afterCreate`; or, for a declaration's own `create`, its `run` with the body, in the create's transaction.
    * `under` is the parent's id of a resource that lives under one (its key's value; 404 naming the parent when there is none).
    */
-  create: (db: Db, caller: AccessUser | undefined, body: Values, under?: number) => Promise<Row>
+  create: (db: Db, caller: AccessUser | undefined, body: Values, env: WriteEnvironment, under?: number) => Promise<Row>
   /** Changes the row with a body's values (write-only inputs to the hooks; `check` runs on the row locked first); undefined when there is no such row. */
-  update: (db: Db, id: number, caller: AccessUser, body: Values, check: Precondition<Row>) => Promise<Row | undefined>
+  update: (db: Db, id: number, caller: AccessUser, body: Values, check: Precondition<Row>, env: WriteEnvironment) => Promise<Row | undefined>
   /** Deletes the row (`check` runs on it locked first): the row as it was, or undefined when there was none. */
-  remove: (db: Db, id: number, caller: AccessUser, check: Precondition<Row>) => Promise<Row | undefined>
+  remove: (db: Db, id: number, caller: AccessUser, check: Precondition<Row>, env: WriteEnvironment) => Promise<Row | undefined>
   /**
    * Runs the declared action `name` on the locked row once its rule allows `caller` (and `check`, the
    * transport's `If-Match`, passes): the row as the action leaves it, or undefined when there is no such row.
    */
-  act: (db: Db, name: string, id: number, caller: AccessUser, input: Values, check?: Precondition<Row>) => Promise<Row | undefined>
+  act: (db: Db, name: string, id: number, caller: AccessUser, input: Values, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
+}
+
+type Later = () => void | Promise<void>
+
+/**
+ * Runs `write` with a hooks' `afterCommit` that collects what waits for the commit, then hands it to
+ * the transport's (or runs it, the write having committed). A write that throws drops it.
+ */
+async function committing<T> (env: WriteEnvironment, write: (afterCommit: (fn: Later) => void) => Promise<T>): Promise<T> {
+  const waiting: Later[] = []
+  const result = await write((fn) => { waiting.push(fn) })
+  for (const fn of waiting) {
+    // A failure after the commit cannot undo the write: it is logged, not answered.
+    const run = () => { Promise.resolve().then(fn).catch((error: unknown) => { env.app.log.error({ err: error }, 'a hook\'s afterCommit failed') }) }
+    if (env.afterCommit === undefined) run()
+    else env.afterCommit(run)
+  }
+  return result
 }
 
 /**
@@ -37,7 +66,7 @@ export interface ResourceWrites {
  * `Around`: the others are the data layer's plain statements, with no transaction added.
  */
 export function resourceWrites (resource: Resource, data: ResourceData): ResourceWrites {
-  const { beforeCreate, afterCreate, beforeUpdate, afterUpdate, beforeDelete, afterDelete } = (resource.declaration.hooks ?? {}) as unknown as ResourceHooks<Row>
+  const { prepareCreate, beforeCreate, afterCreate, prepareUpdate, beforeUpdate, afterUpdate, beforeDelete, afterDelete } = (resource.declaration.hooks ?? {}) as unknown as ResourceHooks<Row>
   const actions = resource.declaration.actions ?? {}
   // An owner that is the key is known from the id asked: owner rules refuse before the row is looked
   // for, so a caller who may not change it learns nothing of whether it exists (403, not 404).
@@ -46,66 +75,70 @@ export function resourceWrites (resource: Resource, data: ResourceData): Resourc
     if (ownedByKey) assertMayChange(resource, action, caller, { [resource.key]: id })
   }
   const ownCreate = resource.declaration.create
+  type Context = { caller: AccessUser | undefined, app: FastifyInstance, afterCommit: (fn: Later) => void }
 
-  const creating = (caller: AccessUser | undefined, given: Values, input: Values): Around<undefined> | undefined =>
+  const creating = (context: Context, given: Values, input: Values): Around<undefined> | undefined =>
     beforeCreate === undefined && afterCreate === undefined
       ? undefined
       : async (trx, _none, write) => {
-        const values = await beforeCreate?.({ trx, caller, values: given, input }) ?? given
+        const values = await beforeCreate?.({ ...context, trx, values: given, input }) ?? given
         const row = await write(values)
-        return await afterCreate?.({ trx, caller, values, input, row }) ?? row
+        return await afterCreate?.({ ...context, trx, values, input, row }) ?? row
       }
-  const updating = (caller: AccessUser, given: Values, input: Values): Around<Row> | undefined =>
+  const updating = (context: Context, given: Values, input: Values): Around<Row> | undefined =>
     beforeUpdate === undefined && afterUpdate === undefined
       ? undefined
       : async (trx, current, write) => {
-        const values = await beforeUpdate?.({ trx, caller, values: given, input, current }) ?? given
+        const values = await beforeUpdate?.({ ...context, trx, values: given, input, current }) ?? given
         const row = await write(values)
-        return await afterUpdate?.({ trx, caller, values, input, current, row }) ?? row
+        return await afterUpdate?.({ ...context, trx, values, input, current, row }) ?? row
       }
-  const removing = (caller: AccessUser): Around<Row> | undefined =>
+  const removing = (context: Context): Around<Row> | undefined =>
     beforeDelete === undefined && afterDelete === undefined
       ? undefined
       : async (trx, current, write) => {
-        await beforeDelete?.({ trx, caller, current })
+        await beforeDelete?.({ ...context, trx, current })
         const row = await write({})
-        await afterDelete?.({ trx, caller, row })
+        await afterDelete?.({ ...context, trx, row })
         return row
       }
 
   return {
-    async create (db, caller, body, under) {
-      if (ownCreate !== undefined) return data.create(db, body, async (trx) => await ownCreate.run({ trx, caller, input: body }) as Row)
+    async create (db, caller, body, env, under) {
+      if (ownCreate !== undefined) return committing(env, async (afterCommit) => data.create(db, body, async (trx) => await ownCreate.run({ trx, caller, app: env.app, afterCommit, input: body }) as Row))
       const { values: columns, input } = splitInputs(resource, body)
-      const values = createdValues(resource, caller, columns)
-      if (resource.under === undefined) return data.create(db, values, creating(caller, values, input))
+      const given = createdValues(resource, caller, columns)
+      if (resource.under !== undefined) given[resource.under.key] = under
+      const values = prepareCreate === undefined ? given : await prepareCreate({ db, caller, app: env.app, values: given, input }) ?? given
+      const write = async () => await committing(env, async (afterCommit) => data.create(db, values, creating({ caller, app: env.app, afterCommit }, values, input)))
+      if (resource.under === undefined) return write()
       const { key, target } = resource.under
-      values[key] = under
       // The key's foreign key finds the parent in the insert itself: no statement added, no race.
       try {
-        return await data.create(db, values, creating(caller, values, input))
+        return await write()
       } catch (error) {
         if (refersToNothing(error, key)) throw notFound(target)
         throw error
       }
     },
-    async update (db, id, caller, body, check) {
+    async update (db, id, caller, body, check, env) {
       mayChange('update', caller, id)
-      const { values, input } = splitInputs(resource, body)
-      return data.update(db, id, values, check, updating(caller, values, input))
+      const split = splitInputs(resource, body)
+      const values = prepareUpdate === undefined ? split.values : await prepareUpdate({ db, caller, app: env.app, id, values: split.values, input: split.input }) ?? split.values
+      return committing(env, async (afterCommit) => data.update(db, id, values, check, updating({ caller, app: env.app, afterCommit }, values, split.input)))
     },
-    async remove (db, id, caller, check) {
+    async remove (db, id, caller, check, env) {
       mayChange('delete', caller, id)
-      return data.remove(db, id, check, removing(caller))
+      return committing(env, async (afterCommit) => data.remove(db, id, check, removing({ caller, app: env.app, afterCommit })))
     },
-    async act (db, name, id, caller, input, check) {
+    async act (db, name, id, caller, input, check, env) {
       const action = actions[name]
       if (action === undefined) throw notFound(`action ${name} of ${resource.name}`)
       mayChange(name, caller, id)
-      return data.withLocked(db, id, (current) => {
+      return committing(env, async (afterCommit) => data.withLocked(db, id, (current) => {
         assertMayChange(resource, name, caller, current)
         check?.(current)
-      }, async (trx, row) => await action.run({ trx, caller, row, input }) as Row)
+      }, async (trx, row) => await action.run({ trx, caller, app: env.app, afterCommit, row, input }) as Row))
     }
   }
 }

@@ -1,6 +1,7 @@
 // What a declared resource does beyond CRUD: hooks inside its writes, and actions on one row.
 // The rules layer runs them (rules/resource-writes.ts) inside the transaction the data layer opens.
 import type { TObject } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
 import type { Db } from '../db/connect.js'
 import type { AccessUser } from '../plugins/auth.js'
 import type { AccessRule } from './resource.js'
@@ -20,6 +21,25 @@ export interface WriteContext {
   trx: Db
   /** Who asked: undefined only for a create whose rule is `public`. */
   caller: AccessUser | undefined
+  /** The application: Tandem's decorators (`app.accessTokens`, `app.tandemConfig`) and the host's. */
+  app: FastifyInstance
+  /**
+   * Runs `fn` once the write has committed (never if it rolls back): what must only follow a
+   * committed write, such as ending sessions on this instance at once.
+   */
+  afterCommit: (fn: () => void | Promise<void>) => void
+}
+
+/**
+ * What a `prepare` hook receives: it runs before the write's transaction opens, nothing locked yet.
+ * `db` is the database the write is made with (a create's Idempotency-Key transaction, else `app.db`).
+ */
+export interface PrepareContext {
+  db: Db
+  caller: AccessUser | undefined
+  app: FastifyInstance
+  values: Values
+  input: Readonly<Values>
 }
 
 /**
@@ -31,7 +51,8 @@ export interface WriteContext {
  * a `before` hook may return other values to write instead: columns outside the representation too,
  * such as a password's hash. An `after` hook runs before the commit and may
  * return the row to answer with. Update and delete hooks see `current`, the row as it was, locked
- * until the commit.
+ * until the commit. A `prepare` hook runs before the transaction opens: what it writes stays even
+ * when it (or the write) refuses, so a wrong password's failure is recorded.
  * @example
  * hooks: {
  *   async beforeCreate ({ trx, caller, values }) {
@@ -41,6 +62,13 @@ export interface WriteContext {
  * }
  */
 export interface ResourceHooks<Row = Values> {
+  /**
+   * Before a create's transaction: slow work that should hold no lock (a password's hash), and checks
+   * whose records must stay whatever the write becomes. May return the values to write instead.
+   */
+  prepareCreate?: (context: PrepareContext) => Returns<Values>
+  /** As `prepareCreate`, before an update's transaction (`id` is the row's; owner rules are checked later, on the locked row). */
+  prepareUpdate?: (context: PrepareContext & { id: number }) => Returns<Values>
   beforeCreate?: (context: WriteContext & { values: Values, input: Readonly<Values> }) => Returns<Values>
   afterCreate?: (context: WriteContext & { values: Values, input: Readonly<Values>, row: Row }) => Returns<Row>
   beforeUpdate?: (context: WriteContext & { values: Values, input: Readonly<Values>, current: Row }) => Returns<Values>
@@ -94,7 +122,7 @@ export interface CreateDeclaration<Row = Values> {
   run: (context: WriteContext & { input: Values }) => Promise<Row>
 }
 
-const HOOKS = ['beforeCreate', 'afterCreate', 'beforeUpdate', 'afterUpdate', 'beforeDelete', 'afterDelete']
+const HOOKS = ['prepareCreate', 'beforeCreate', 'afterCreate', 'prepareUpdate', 'beforeUpdate', 'afterUpdate', 'beforeDelete', 'afterDelete']
 const ACTION_NAME = /^[a-z][a-zA-Z0-9]*$/
 // Action `create` of `label` would be the mutation `createLabel`, which the resource already has.
 const RESERVED_ACTIONS = ['create', 'read', 'update', 'delete']

@@ -213,7 +213,7 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
   /**
    * Fields of bodies that are not columns (write-only): each handed to the hooks of the writes it is
    * `on` as `input`, which make of it what is written (a password's hash). A create input needs a
-   * `beforeCreate` or `afterCreate` hook, an update input a `beforeUpdate` or `afterUpdate` hook.
+   * create hook (`prepareCreate`, `beforeCreate`, `afterCreate`), an update input an update hook.
    * @example { password: { schema: Type.Optional(Password), on: ['create'] } }
    */
   inputs?: Readonly<Record<string, InputDeclaration>>
@@ -502,8 +502,8 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     const graphqlName = declared.graphqlName ?? camelCased(input)
     check(GRAPHQL_NAME.test(graphqlName) && !graphqlInputNames.has(graphqlName), declaration, `input ${input}: its GraphQL name ${graphqlName} must be a name no other field of the inputs has`)
     graphqlInputNames.add(graphqlName)
-    if (declared.on.includes('create')) check(hooks.beforeCreate !== undefined || hooks.afterCreate !== undefined, declaration, `input ${input} is taken by a create with no beforeCreate or afterCreate hook to use it`)
-    if (declared.on.includes('update')) check(hooks.beforeUpdate !== undefined || hooks.afterUpdate !== undefined, declaration, `input ${input} is taken by an update with no beforeUpdate or afterUpdate hook to use it`)
+    if (declared.on.includes('create')) check(hooks.prepareCreate !== undefined || hooks.beforeCreate !== undefined || hooks.afterCreate !== undefined, declaration, `input ${input} is taken by a create with no create hook to use it`)
+    if (declared.on.includes('update')) check(hooks.prepareUpdate !== undefined || hooks.beforeUpdate !== undefined || hooks.afterUpdate !== undefined, declaration, `input ${input} is taken by an update with no update hook to use it`)
   }
 
   const auth: ResourceAuth = {
