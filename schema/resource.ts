@@ -247,7 +247,8 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
    * Who may do what. Default: `authenticated` reads and creates, `ownerOrAdmin` (or `admin` without an
    * owner) changes. `false` for `create`, `update` or `delete`: the resource does not offer that write
    * at all: no REST route (404, as any unknown path), no GraphQL mutation, no OpenAPI entry, and no
-   * event of it (declaring one is a mistake). `read` cannot be `false`.
+   * event of it (declaring one is a mistake). `read` cannot be `false`. `create: 'public'` (no token:
+   * a sign-up) only when a create sets no owner (no `owner`, or `owner: 'id'`); changes are never public.
    * @example { read: 'authenticated', create: 'authenticated', update: false, delete: 'ownerOrAdmin' }
    */
   auth?: Partial<{ read: AccessRule } & Record<ResourceWrite, AccessRule | false>>
