@@ -45,6 +45,7 @@ const equals = (column: string): Filter => ({ where: (query, value) => query.whe
 /** The condition of one declared filter; the value is only ever bound as a parameter. */
 function filterOn (column: string, op: FilterOperator): Filter {
   if (op === 'positive') return { where: (query, value) => query.where(sql<boolean>`(${sql.ref(column)} > 0) = ${value}`) }
+  if (op === 'caseInsensitive') return { where: (query, value) => query.where(sql`lower(${sql.ref(column)})`, '=', sql`lower(${value})`) }
   return { where: (query, value) => query.where(sql.ref(column), op, value) }
 }
 

@@ -42,10 +42,11 @@ type Field<R extends TObject> = Extract<keyof Static<R>, string>
 
 /**
  * How a list filter compares its field with the value a request gives: `=` (equality); `>=`, `>`,
- * `<=`, `<` (a bound of a range); or `positive`, which takes a boolean: `true` keeps the rows whose
- * field is above 0, `false` the others.
+ * `<=`, `<` (a bound of a range); `positive`, which takes a boolean: `true` keeps the rows whose
+ * field is above 0, `false` the others; or `caseInsensitive`, equality of text whatever its case
+ * (`lower(field) = lower(value)`: give it an index on `lower(field)`), for emails.
  */
-export type FilterOperator = '=' | '>=' | '>' | '<=' | '<' | 'positive'
+export type FilterOperator = '=' | '>=' | '>' | '<=' | '<' | 'positive' | 'caseInsensitive'
 
 /** A list filter with a name of its own. @example { field: 'price', op: '>=' } */
 export interface FilterDeclaration<F extends string = string> {
@@ -318,7 +319,7 @@ const LIST_PARAMETERS = ['limit', 'cursor', 'page', 'offset', 'sort', 'order', '
 // declared type would collide with. The declared built-ins' names are taken when they are served
 // (rules/built-in-resources.ts), as any two resources' are.
 const TAKEN_NAMES = ['user', 'dateTime', 'pageInfo', 'authPayload', 'query', 'mutation', 'subscription']
-const OPERATORS: readonly FilterOperator[] = ['=', '>=', '>', '<=', '<', 'positive']
+const OPERATORS: readonly FilterOperator[] = ['=', '>=', '>', '<=', '<', 'positive', 'caseInsensitive']
 const KINDS = ['belongsTo', 'hasMany', 'hasOne', 'manyToMany'] as const
 const camelCased = (name: string): string => name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/
@@ -462,6 +463,7 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     check(OPERATORS.includes(op), declaration, `filter ${filter}: unknown operator ${JSON.stringify(op)} (operators are ${OPERATORS.join(' ')})`)
     const type = (nonNull(properties[field] as TSchema) as { type?: unknown }).type
     if (op === 'positive') check(type === 'integer' || type === 'number', declaration, `filter ${filter}: positive needs a number field, and ${field} is not one`)
+    else if (op === 'caseInsensitive') check(type === 'string', declaration, `filter ${filter}: caseInsensitive needs a text field, and ${field} is not one`)
     else if (op !== '=') check(type === 'integer' || type === 'number' || type === 'string', declaration, `filter ${filter}: ${op} needs a number, text or date field, and ${field} is none of them`)
   }
   check(declaration.emptyPatch === undefined || declaration.emptyPatch === 'refused' || declaration.emptyPatch === 'unchanged', declaration, 'emptyPatch must be refused or unchanged')

@@ -1,6 +1,7 @@
 // Options of defineResource that accounts need, for every host: a row that is its own owner
-// (`owner: 'id'`: owner rules mean the user itself), a public create (a sign-up), and write-only
-// inputs that only the hooks see (a passphrase, hashed into a column the representation hides).
+// (`owner: 'id'`: owner rules mean the user itself), a public create (a sign-up), write-only
+// inputs that only the hooks see (a passphrase, hashed into a column the representation hides), hooks
+// with the application and afterCommit, creates counted as attempts, and a filter that ignores case.
 import { createHash } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
 import t from 'tap'
@@ -15,6 +16,8 @@ const members = defineResource({
   generated: ['id'],
   owner: 'id',
   writable: ['name'],
+  // As an email is looked for: whatever its case.
+  filters: { name: { field: 'name', op: 'caseInsensitive' } },
   auth: { read: 'authenticated', create: 'public', update: 'ownerOrAdmin', delete: 'ownerOrAdmin' },
   inputs: {
     passphrase: { schema: Type.Optional(Type.String({ minLength: 8 })), on: ['create', 'update'] },
@@ -180,6 +183,19 @@ t.test('hooks get the application, and afterCommit runs once the write commits, 
   t.same(farewells.slice(2), ['tried Brief', 'Brief left; sessions end: function'], 'in GraphQL too')
 })
 
+t.test('a caseInsensitive filter: text equal whatever its case, in both styles', async (t) => {
+  const { app, ann } = await setUp(t)
+  await sql`insert into members (name) values ('ANN'), ('Annie'), ('Bob')`.execute(app.db)
+  const asAnn = apiClient(app, ann.headers)
+  const found = body<{ data: Array<{ name: string }> }>(await asAnn('GET', '/members?name=aNn'))
+  t.same(found.data.map(({ name }) => name), ['Ann', 'ANN'])
+  const paged = body<{ data: Array<{ name: string }>, pagination: { nextCursor: string } }>(await asAnn('GET', '/members?name=ann&limit=1'))
+  const next = body<{ data: Array<{ name: string }> }>(await asAnn('GET', `/members?name=ann&limit=1&cursor=${encodeURIComponent(paged.pagination.nextCursor)}`))
+  t.equal(paged.data.length + next.data.length, 2, 'its cursor continues the same list')
+  t.same((await graphql(app, '{ members(name: "ANN") { name } }', { headers: ann.headers })).data, { members: [{ name: 'Ann' }, { name: 'ANN' }] })
+  t.match(resourceSdl([members]), /members\(limit: Int, offset: Int, name: String\)/)
+})
+
 t.test('createLimit: creates count against the attempt limits of their kind, per address and account, in both styles', async (t) => {
   const limited = defineResource({ ...members.declaration, createLimit: { kind: 'signUp', account: (body) => String(body.name) } } as Parameters<typeof defineResource>[0])
   const app = await build(t, { resources: [limited], migrations })
@@ -198,6 +214,7 @@ t.test('createLimit: creates count against the attempt limits of their kind, per
 })
 
 t.test('mistaken uses fail at start, naming the mistake', async (t) => {
+  t.throws(() => defineResource({ ...members.declaration, filters: { id: { field: 'id', op: 'caseInsensitive' } } } as unknown as Parameters<typeof defineResource>[0]), /filter id: caseInsensitive needs a text field, and id is not one/)
   t.throws(() => defineResource({ ...members.declaration, createLimit: { kind: 'signIn', account: () => '' } } as unknown as Parameters<typeof defineResource>[0]), /createLimit needs a kind \(login, signUp or resetPassword\) and an account function/)
   const declare = (extra: object) => () => defineResource({ ...members.declaration, ...extra } as Parameters<typeof defineResource>[0])
   t.throws(declare({ ownerOnCreate: (caller: { sub: number }) => caller.sub }), /ownerOnCreate needs an owner column other than id/)
