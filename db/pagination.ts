@@ -237,16 +237,16 @@ async function selectPage (db: Db, spec: ListSpec, page: PageQuery): Promise<Row
 }
 
 /**
- * Just the rows of a list from `offset` on: no cursor to sign, nothing to count. For callers that
- * show a plain list (the query style's `users(limit, offset)`).
+ * Just the rows of a list from `offset` on, under `filters` (named as the spec's): no cursor to sign,
+ * nothing to count. For callers that show a plain list (the query style's `users(limit, offset)`).
  */
-export async function listRows (db: Db, spec: ListSpec, params: Pick<ListParams, 'limit' | 'offset' | 'sort' | 'order' | 'fields'>): Promise<Row[]> {
+export async function listRows (db: Db, spec: ListSpec, params: Pick<ListParams, 'limit' | 'offset' | 'sort' | 'order' | 'fields'>, filters: Record<string, unknown> = {}): Promise<Row[]> {
   const limit = limitOf(params)
   checkOffset(params)
   const offset = params.offset === undefined || params.offset === 0 ? undefined : params.offset
   const sort = parseSort(spec, params)
   const columns = parseFields(spec, params.fields)
-  return strip(await selectPage(db, spec, { sort, columns, filters: { names: [], values: [] }, limit, offset }), columns, sort.field)
+  return strip(await selectPage(db, spec, { sort, columns, filters: givenFilters(spec, filters), limit, offset }), columns, sort.field)
 }
 
 /**

@@ -5,7 +5,7 @@ import { badRequest, unprocessable } from '../schema/errors.js'
 import { acceptsNull, type FilterOperator, type LoadedField, type Resource, type ResourceFilter } from '../schema/resource.js'
 import type { Db } from './connect.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
-import { paginate, parseFields, selectColumns, type BaseQuery, type Filter, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
+import { listRows, paginate, parseFields, selectColumns, type BaseQuery, type Filter, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
 import { EMBEDDED_LIMIT, firstChildren, firstThrough, rowsById } from './relations.js'
 import { searchFilter, searchedText } from './search.js'
 import { inTransaction } from './transaction.js'
@@ -28,6 +28,8 @@ export type Around<Current> = (trx: Db, current: Current, write: (values: Values
 export interface ResourceData {
   readonly list: ListSpec
   page: (db: Db, params: ListParams & Record<string, unknown>, context: ListContext) => Promise<ListPage>
+  /** Rows from `offset` on under `filters`, without a cursor or a count (GraphQL's plain list). */
+  rows: (db: Db, params: { limit?: number | undefined, offset?: number | undefined, fields?: string | undefined }, filters: Record<string, unknown>) => Promise<Row[]>
   /** The row whose key (`id`, or a singular resource's key) is `id`. */
   find: (db: Db, id: number, fields: string | undefined, owner?: number) => Promise<Row | undefined>
   /** Inserts the row; with `around`, in a transaction that `around` runs in too. */
@@ -128,6 +130,13 @@ export function resourceData (resource: Resource): ResourceData {
       const page = await paginate(db, list, read === params.fields ? params : { ...params, fields: read }, context)
       if (loaded.length > 0) await loadFields(resource, db, page.data, loaded)
       return page
+    },
+    async rows (db, params, filters) {
+      checkRanges(resource.filters, filters)
+      const { columns: read, loaded } = splitFields(resource, params.fields)
+      const rows = await listRows(db, list, { ...params, fields: read }, filters)
+      if (loaded.length > 0) await loadFields(resource, db, rows, loaded)
+      return rows
     },
     async find (db, id, fields, owner) {
       const { columns: read, loaded } = splitFields(resource, fields)

@@ -132,8 +132,9 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
         const caller = await callerFor(ctx, resource.auth.read)
         const context = listContext(ctx, args, caller)
         const offset = args.offset as number | null | undefined ?? undefined
-        const page = await data.page(ctx.app.db, { limit: listLimit(args.limit), offset, fields: fieldsFor(info.fieldNodes, info) }, context)
-        return answered(ctx, page.data, asked(info))
+        // A plain list: no cursor, and no count nobody asked for.
+        const rows = await data.rows(ctx.app.db, { limit: listLimit(args.limit), offset, fields: fieldsFor(info.fieldNodes, info) }, context.filters)
+        return answered(ctx, rows, asked(info))
       }
       Query[names.listConnection] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
         const caller = await callerFor(ctx, resource.auth.read)

@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
 import t from 'tap'
 import { badRequest, conflict, defineResource, forbidden, resourceSdl, Type } from '../../index.js'
-import { adminToken, apiClient, body, build, graphql, signedIn } from '../helpers/app.js'
+import { adminToken, apiClient, body, build, graphql, signedIn, testDb } from '../helpers/app.js'
+import { recordSql } from '../helpers/sql-log.js'
 
 // Members of a club: anyone joins; a member (whose id is a user's) or an administrator changes or removes it.
 const members = defineResource({
@@ -194,6 +195,20 @@ t.test('a caseInsensitive filter: text equal whatever its case, in both styles',
   t.equal(paged.data.length + next.data.length, 2, 'its cursor continues the same list')
   t.same((await graphql(app, '{ members(name: "ANN") { name } }', { headers: ann.headers })).data, { members: [{ name: 'Ann' }, { name: 'ANN' }] })
   t.match(resourceSdl([members]), /members\(limit: Int, offset: Int, name: String\)/)
+})
+
+t.test('a GraphQL plain list with an offset runs one statement: its rows, no count nobody asked for', async (t) => {
+  const recorded = recordSql(await testDb())
+  const app = await build(t, { db: recorded.db, resources: [members], migrations })
+  await sql`truncate members`.execute(app.db)
+  const ann = await signedIn(app, { name: 'Ann' })
+  await sql`insert into members (name) values ('Ann'), ('ANN'), ('Annie'), ('ann')`.execute(app.db)
+  recorded.statements.length = 0
+  const res = await graphql(app, '{ members(name: "ann", limit: 2, offset: 1) { name } }', { headers: ann.headers })
+  t.same(res.data, { members: [{ name: 'ANN' }, { name: 'ann' }] })
+  const statements = recorded.statements.filter((statement) => !/revoked_tokens|persisted_queries/.test(statement))
+  t.equal(statements.length, 1)
+  t.notMatch(statements[0], /count\(/)
 })
 
 t.test('createLimit: creates count against the attempt limits of their kind, per address and account, in both styles', async (t) => {
