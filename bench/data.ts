@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import { connect, type Db } from '../db/connect.js'
 import { createProduct } from '../db/products.js'
 import { seed, type SeedCounts } from '../db/seed.js'
@@ -83,12 +84,30 @@ export interface StockMark {
   lastOrderId: number
 }
 
+const sleep = async (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * Waits until no order has been written for 300 ms (at most 10 s): when a timed run stops, the
+ * requests it cut off still place their orders on the server, after the run has ended.
+ */
+async function settled (db: Db): Promise<void> {
+  const count = async () => Number((await sql<{ n: string }>`select count(*) as n from orders`.execute(db)).rows[0]?.n)
+  let last = await count()
+  for (let waited = 0; waited < 10_000; waited += 300) {
+    await sleep(300)
+    const now = await count()
+    if (now === last) return
+    last = now
+  }
+}
+
+// One statement, so one snapshot: the stock and the orders are read at the same instant.
 export async function markStock (db: Db): Promise<StockMark> {
-  const [stock, last] = await Promise.all([
-    db.selectFrom('products').select((eb) => eb.fn.sum<number>('stock').as('n')).where('category', '=', BENCH_CATEGORY).executeTakeFirstOrThrow(),
-    db.selectFrom('orders').select((eb) => eb.fn.max<number>('id').as('n')).executeTakeFirstOrThrow()
-  ])
-  return { stock: Number(stock.n ?? 0), lastOrderId: Number(last.n ?? 0) }
+  await settled(db)
+  const { rows: [mark] } = await sql<{ stock: string, last: string }>`
+    select (select coalesce(sum(stock), 0) from products where category = ${BENCH_CATEGORY}) as stock,
+           (select coalesce(max(id), 0) from orders) as last`.execute(db)
+  return { stock: Number(mark?.stock), lastOrderId: Number(mark?.last) }
 }
 
 export interface StockCheck {
@@ -102,18 +121,16 @@ export interface StockCheck {
 
 /** Compares the stock taken since `mark` with the orders placed since then, from the database itself. */
 export async function checkStock (db: Db, mark: StockMark): Promise<StockCheck> {
-  const [after, placed] = await Promise.all([
-    markStock(db),
-    db.selectFrom('order_items')
-      .innerJoin('products', 'products.id', 'order_items.product_id')
-      .select((eb) => [eb.fn.count<number>('order_items.order_id').distinct().as('orders'), eb.fn.sum<number>('order_items.quantity').as('units')])
-      .where('order_items.order_id', '>', mark.lastOrderId)
-      .where('products.category', '=', BENCH_CATEGORY)
-      .executeTakeFirstOrThrow()
-  ])
-  const unitsOrdered = Number(placed.units ?? 0)
+  await settled(db)
+  const { rows: [placed] } = await sql<{ stock: string, orders: string, units: string | null }>`
+    select (select coalesce(sum(stock), 0) from products where category = ${BENCH_CATEGORY}) as stock, placed.*
+    from (select count(distinct items.order_id) as orders, sum(items.quantity) as units
+          from order_items items join products on products.id = items.product_id
+          where items.order_id > ${mark.lastOrderId} and products.category = ${BENCH_CATEGORY}) as placed`.execute(db)
+  const after = { stock: Number(placed?.stock) }
+  const unitsOrdered = Number(placed?.units ?? 0)
   return {
-    ordersPlaced: Number(placed.orders),
+    ordersPlaced: Number(placed?.orders),
     unitsOrdered,
     stockBefore: mark.stock,
     stockAfter: after.stock,
