@@ -3,28 +3,11 @@ import { createRequire } from 'node:module'
 import type { FastifyHttpOptions, FastifyReply, FastifyRequest } from 'fastify'
 import type { ResolvedConfig } from './config.js'
 import { toErrorResponse } from './errors.js'
+import { redactUrl } from './redaction.js'
 import { requestLogger } from './request-logger.js'
 import { requestIdOf } from './security.js'
 
-// Query parameters whose values never reach the log: credentials, and GraphQL documents and
-// variables sent by GET (`login(password: "…")` would otherwise be logged with the URL).
-const SECRET_PARAMETER = /^(password|token|access_token|secret|api_key|authorization|query|variables)$/i
-
-/** The URL with the values of secret-looking query parameters replaced by `[redacted]`. */
-export function redactUrl (url: string): string {
-  const question = url.indexOf('?')
-  if (question === -1) return url
-  const query = url.slice(question + 1).split('&').map((pair) => {
-    const equals = pair.indexOf('=')
-    if (equals === -1) return pair
-    let name = pair.slice(0, equals)
-    try { name = decodeURIComponent(name) } catch {}
-    return SECRET_PARAMETER.test(name) ? `${pair.slice(0, equals)}=[redacted]` : pair
-  })
-  return `${url.slice(0, question)}?${query.join('&')}`
-}
-
-/** Fastify's own request serializer, with `redactUrl`. */
+/** Fastify's own request serializer, with `redactUrl` (the spans' URLs are redacted alike: plugins/tracing-redaction.ts). */
 function serializeRequest (request: FastifyRequest) {
   return {
     method: request.method,
