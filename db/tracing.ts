@@ -3,6 +3,7 @@
 // instrumentation, so its statements get theirs here, alike.
 import type { PGlite } from '@electric-sql/pglite'
 import { context, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api'
+import { errorCode } from '../plugins/redaction.js'
 import type { Db } from './connect.js'
 
 /** A statement's command as instrumentation-pg reads it: its first word, upper-cased (`SELECT`, `BEGIN`). */
@@ -16,9 +17,9 @@ export function operationName (text: string): string {
 /**
  * Gives each statement the embedded database runs inside a traced request a span, as instrumentation-pg
  * does for the `pg` driver: a client span with the statement's text, its parameters as `$1, $2…` and
- * never their values. Statements outside any span (migrations, housekeeping) make none, as with
- * instrumentation-pg's `requireParentSpan`. Returns what removes the spans again; a real server's
- * database is left alone.
+ * never their values; a failed statement is recorded by its SQLSTATE. Statements outside any span
+ * (migrations, housekeeping) make none, as with instrumentation-pg's `requireParentSpan`. Returns what
+ * removes the spans again; a real server's database is left alone.
  */
 export async function traceEmbeddedStatements (db: Db, tracer: Tracer): Promise<() => void> {
   const engine = (await import('./embedded.js')).engineOf(db)
@@ -35,10 +36,10 @@ export async function traceEmbeddedStatements (db: Db, tracer: Tracer): Promise<
     try {
       return await query.call(this, text, params, options)
     } catch (error) {
-      // The message only, as instrumentation-pg records it: PostgreSQL's message names constraints, not values.
-      const message = error instanceof Error ? error.message : String(error)
-      span.recordException({ name: error instanceof Error ? error.name : 'Error', message })
-      span.setStatus({ code: SpanStatusCode.ERROR, message })
+      // Its SQLSTATE, never its message: PostgreSQL quotes the value it could not read (`invalid
+      // input syntax for type uuid: "…"`), and an error's detail the key that clashed.
+      span.recordException({ name: errorCode(error) })
+      span.setStatus({ code: SpanStatusCode.ERROR })
       throw error
     } finally {
       span.end()

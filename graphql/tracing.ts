@@ -2,24 +2,28 @@ import { context, SpanStatusCode, trace, type Span, type Tracer } from '@opentel
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRouteHookHandler, RouteOptions } from 'fastify'
 import { getOperationAST } from 'graphql'
 import type { onResolutionHookHandler, preExecutionHookHandler } from 'mercurius'
+import { errorClass, errorCode } from '../plugins/redaction.js'
 
 /** OpenTelemetry's name for an operation whose type is not known (yet, or ever: the document was refused). */
 const UNKNOWN_OPERATION = 'GraphQL Operation'
 
-interface ReportedError { message: string, extensions?: { code?: unknown } }
-
-function recordErrors (span: Span, errors: readonly ReportedError[]): void {
-  for (const error of errors) {
-    span.recordException({ name: typeof error.extensions?.code === 'string' ? error.extensions.code : 'GraphQLError', message: error.message })
-  }
-  span.setStatus({ code: SpanStatusCode.ERROR, message: errors[0]?.message })
+/**
+ * Records each error by its code, as the client's `errors[].extensions.code` names it (else the
+ * thrown error's code or class), never by its message: graphql-js quotes in its messages the
+ * variables and literals it refused, passwords included.
+ */
+function recordErrors (span: Span, codes: readonly string[]): void {
+  for (const code of codes) span.recordException({ name: code })
+  span.setStatus({ code: SpanStatusCode.ERROR })
 }
 
-/** What a refused request threw: Mercurius's validation error carries the GraphQL errors it stands for. */
-function errorsOf (thrown: unknown): ReportedError[] {
+/** The codes of what a refused request threw: Mercurius's validation error carries the GraphQL errors it stands for. */
+function codesOf (thrown: unknown): string[] {
   const listed = (thrown as { errors?: unknown } | null)?.errors
-  if (Array.isArray(listed) && listed.length > 0) return listed as ReportedError[]
-  return [{ message: thrown instanceof Error ? thrown.message : String(thrown) }]
+  const own = errorCode(thrown)
+  if (!Array.isArray(listed) || listed.length === 0) return [own]
+  // A listed error without a code of its own is named by the one that carried it.
+  return listed.map((error: unknown) => errorCode(error) === errorClass(error) ? own : errorCode(error))
 }
 
 function operationNameOf (request: FastifyRequest): string | undefined {
@@ -41,9 +45,9 @@ export interface OperationTracing {
 /**
  * A span per GraphQL operation over HTTP, child of the request's span and parent of the spans of the
  * statements its resolvers run, named `query Users` (`graphql.operation.type`, `graphql.operation.name`)
- * in Mercurius's `preExecution` hook, its errors recorded in `onResolution` (or when the request is
- * refused before execution: unparsable, invalid, over a limit). Mercurius's hooks cannot make a span
- * the active one around execution, so the span is started by the route's handler, wrapped here.
+ * in Mercurius's `preExecution` hook, its errors recorded by their codes in `onResolution` (or when the
+ * request is refused before execution: unparsable, invalid, over a limit). Mercurius's hooks cannot
+ * make a span the active one around execution, so the span is started by the route's handler, wrapped here.
  */
 export function operationTracing (tracer: Tracer, path: string): OperationTracing {
   const spans = new WeakMap<FastifyRequest, Span>()
@@ -58,7 +62,7 @@ export function operationTracing (tracer: Tracer, path: string): OperationTracin
       try {
         return await handler.call(this, request, reply)
       } catch (error) {
-        recordErrors(span, errorsOf(error))
+        recordErrors(span, codesOf(error))
         throw error
       } finally {
         span.end()
@@ -83,7 +87,7 @@ export function operationTracing (tracer: Tracer, path: string): OperationTracin
     },
     onResolution ({ errors }, { reply: { request } }) {
       const span = spans.get(request)
-      if (span !== undefined && errors !== undefined && errors.length > 0) recordErrors(span, errors)
+      if (span !== undefined && errors !== undefined && errors.length > 0) recordErrors(span, errors.map((error) => errorCode(error)))
     }
   }
 }

@@ -5,6 +5,7 @@ import { PgInstrumentation } from '@opentelemetry/instrumentation-pg'
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
 import { BatchSpanProcessor, NodeTracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace-node'
 import { operationName } from '../db/tracing.js'
+import { redactingTracerProvider } from './tracing-redaction.js'
 
 /**
  * Registers a tracer provider for the whole process (with Node's async context, so that spans find
@@ -27,12 +28,16 @@ export function startTracing (processor: SpanProcessor = new BatchSpanProcessor(
   const pg = new PgInstrumentation({
     // Statements outside a request (migrations, housekeeping, the revocation poll) make no trace.
     requireParentSpan: true,
+    // The statement's text with its `$1, $2…`, never the values bound to them (the default, said).
+    enhancedDatabaseReporting: false,
     // A prepared statement's name (`tandem_7`) differs from one pooled connection to the next: its
     // span is named by its command, as an unprepared statement's is.
     requestHook: (span, { query, connection }) => {
       if (query.name !== undefined) span.updateName(`pg.query:${operationName(query.text)}${connection.database === undefined ? '' : ` ${connection.database}`}`)
     }
   })
-  pg.setTracerProvider(provider)
+  // Redacted as Tandem's own spans are: a failed statement's status would carry PostgreSQL's
+  // message, which can quote the value it refused.
+  pg.setTracerProvider(redactingTracerProvider(provider))
   return provider
 }

@@ -28,9 +28,11 @@ const nameByRoute: NonNullable<FastifyOtelInstrumentationOpts['requestHook']> = 
 /**
  * OpenTelemetry traces: a span per request (@fastify/otel, with its spans for the route's hooks and
  * handler), and the tracer through which the database plugin gives embedded statements their spans and
- * the GraphQL plugin its operations. Register it before the other plugins, so that it sees every route.
- * Registering it turns tracing on; `tandem` registers it only when `tracing` or
- * `otelExporterOtlpEndpoint` asks for it, so that a server without tracing runs none of this.
+ * the GraphQL plugin its operations. No span carries what a client sent as a value: the URL's query
+ * string is redacted as the log redacts it, and errors are recorded by their code, not their message.
+ * Register it before the other plugins, so that it sees every route. Registering it turns tracing on;
+ * `tandem` registers it only when `tracing` or `otelExporterOtlpEndpoint` asks for it, so that a server
+ * without tracing runs none of this.
  * @example
  * await app.register(tracing)                        // through the global tracer provider
  * await app.register(tracing, { tracerProvider })    // through one of the application's own
@@ -39,13 +41,16 @@ async function tracing (app: FastifyInstance, options: TracingOptions): Promise<
   // Registered already, by the application itself before `tandem`.
   if (app.hasDecorator('tandemTracer')) return
   // Loaded only when tracing is on.
-  const [{ trace }, { FastifyOtelInstrumentation }] = await Promise.all([import('@opentelemetry/api'), import('@fastify/otel')])
-  const provider = options.tracerProvider ?? trace.getTracerProvider()
+  const [{ trace }, { FastifyOtelInstrumentation }, { redactingTracerProvider }] =
+    await Promise.all([import('@opentelemetry/api'), import('@fastify/otel'), import('./tracing-redaction.js')])
+  // Every span made here, by @fastify/otel or by Tandem, goes through tracers that redact what
+  // a client sent: the query string's secrets, errors' messages (plugins/tracing-redaction.ts).
+  const provider = redactingTracerProvider(options.tracerProvider ?? trace.getTracerProvider())
   app.decorate('tandemTracer', provider.getTracer('tandem-api'))
   // An application that instruments Fastify itself already has its request spans.
   if (app.hasPlugin('@fastify/otel')) return
   const instrumentation = new FastifyOtelInstrumentation({ requestHook: nameByRoute })
-  if (options.tracerProvider !== undefined) instrumentation.setTracerProvider(options.tracerProvider)
+  instrumentation.setTracerProvider(provider)
   await app.register(instrumentation.plugin())
 }
 
