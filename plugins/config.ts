@@ -20,6 +20,20 @@ const optionKeys = Object.keys(TandemOptionsSchema.properties) as Array<keyof Ta
 export const envName = (key: string): string => key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase()
 
 /**
+ * Why a `trustProxy` setting is refused, or undefined when it is not. Trusting every hop (`true`, or
+ * a range of every address) takes the left-most `X-Forwarded-For` entry for the client's address,
+ * and that entry is whatever the client sent: each request could choose its address and step
+ * around every per-address limit. A proxy appends the address it saw, so the entries to trust are
+ * counted from the right: a hop count, or the proxies' own addresses.
+ */
+export function refusedTrustProxy (setting: unknown, name = 'trustProxy'): string | undefined {
+  const everyAddress = typeof setting === 'string' && setting.split(',').some((entry) => /\/0+$/.test(entry.trim()))
+  if (setting !== true && setting !== 'true' && !everyAddress) return undefined
+  return `invalid configuration: ${name} ${everyAddress ? 'covering every address' : 'true'} is refused: it trusts every X-Forwarded-For entry, ` +
+    'and the left-most is the client\'s own; give the number of proxies in front (1 for one) or their addresses'
+}
+
+/**
  * Validates options once and fills in the defaults. `describe` names a key in messages, so the
  * server entry point can say `RATE_LIMIT_MAX` where a plugin user would read `rateLimitMax`.
  */
@@ -28,6 +42,9 @@ export function validateOptions (options: TandemOptions | Record<string, unknown
   for (const [key, value] of Object.entries(options)) {
     if (value !== undefined && value !== '') input[key] = value
   }
+  // Before the schema, which does not take it either, so as to say why.
+  const refused = refusedTrustProxy(input.trustProxy, describe('trustProxy'))
+  if (refused !== undefined) throw new ConfigError(refused)
   if (!validate(input)) {
     const error = validate.errors?.[0]
     const key = error?.instancePath.slice(1) || String(error?.params?.additionalProperty ?? error?.params?.missingProperty ?? '')

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http'
 import { createRequire } from 'node:module'
 import type { FastifyHttpOptions, FastifyReply, FastifyRequest } from 'fastify'
-import type { ResolvedConfig } from './config.js'
+import { ConfigError, refusedTrustProxy, type ResolvedConfig } from './config.js'
 import { toErrorResponse } from './errors.js'
 import { redactUrl } from './redaction.js'
 import { requestLogger } from './request-logger.js'
@@ -18,10 +18,14 @@ function serializeRequest (request: FastifyRequest) {
   }
 }
 
-/** `TRUST_PROXY` as Fastify's `trustProxy` takes it: true, a hop count, or the addresses and CIDRs of the proxies. */
-export function trustProxyOption (setting: string | undefined): boolean | string | ((address: string, hop: number) => boolean) {
+/**
+ * `TRUST_PROXY` as Fastify's `trustProxy` takes it: a hop count, or the addresses and CIDRs of the
+ * proxies. `true` throws (see `refusedTrustProxy`), here too, as a host may pass a setting of its own.
+ */
+export function trustProxyOption (setting: string | undefined): false | string | ((address: string, hop: number) => boolean) {
   if (setting === undefined || setting === 'false') return false
-  if (setting === 'true') return true
+  const refused = refusedTrustProxy(setting)
+  if (refused !== undefined) throw new ConfigError(refused)
   if (/^[0-9]+$/.test(setting)) {
     // What Fastify makes of a number: the closest `hops` addresses are proxies.
     const hops = Number(setting)

@@ -65,11 +65,13 @@ export const TandemOptionsSchema = Type.Object({
    */
   overloadMaxPoolWaiting: Type.Integer({ default: 500, minimum: 0 }),
   /**
-   * Where client addresses come from behind a reverse proxy (Fastify's `trustProxy`): `true` (trust
-   * every hop), a hop count, or a comma-separated list of proxy addresses or CIDRs. Unset: the
-   * socket's address, and `X-Forwarded-For` is ignored. @example '10.0.0.0/8,127.0.0.1'
+   * Where client addresses come from behind a reverse proxy (Fastify's `trustProxy`): the number of
+   * proxies in front (each appends the address it saw to `X-Forwarded-For`), or a comma-separated
+   * list of their addresses or CIDRs. Unset: the socket's address, and `X-Forwarded-For` is ignored.
+   * `true` (trust every hop) is refused: the left-most entry is whatever the client sent, so every
+   * client could choose its address and step around the per-address limits. @example '10.0.0.0/8,127.0.0.1'
    */
-  trustProxy: Type.Optional(Type.String({ minLength: 1, pattern: '^(true|false|[0-9]+|[0-9A-Fa-f:.]+(/[0-9]+)?(\\s*,\\s*[0-9A-Fa-f:.]+(/[0-9]+)?)*)$' })),
+  trustProxy: Type.Optional(Type.String({ minLength: 1, pattern: '^(false|[0-9]+|[0-9A-Fa-f:.]+(/[0-9]+)?(\\s*,\\s*[0-9A-Fa-f:.]+(/[0-9]+)?)*)$' })),
   /** Requests per window per caller. @example 1000 */
   rateLimitMax: Type.Integer({ default: 1000, minimum: 1 }),
   /** @example '1 minute' */

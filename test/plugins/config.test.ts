@@ -9,6 +9,7 @@ const badConfigs: Array<[string, Record<string, string>, RegExp]> = [
   ['a bad log level', { LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
   ['a pool of no connections', { DATABASE_POOL_SIZE: '0' }, /DATABASE_POOL_SIZE must be >= 1/],
   ['metrics on the API\'s own port', { PORT: '3000', METRICS_PORT: '3000' }, /METRICS_PORT must differ from PORT/],
+  ['a proxy trusted for every hop', { TRUST_PROXY: 'true' }, /TRUST_PROXY true is refused: .*left-most is the client's own/],
   ['an unreachable database', { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere' }, /cannot start/]
 ]
 
@@ -51,6 +52,12 @@ t.test('environment names derive from option names', async (t) => {
   t.equal(defaults.trustProxy, undefined, 'no proxy is trusted unless told')
   t.equal(validateOptions({ trustProxy: '10.0.0.0/8, 127.0.0.1' }).trustProxy, '10.0.0.0/8, 127.0.0.1')
   t.throws(() => validateOptions({ trustProxy: 'everyone' }), /trustProxy must match pattern/)
+  t.equal(validateOptions({ trustProxy: '1' }).trustProxy, '1', 'a hop count')
+  // Every hop trusted: the left-most X-Forwarded-For entry, which the client writes, would be its address.
+  t.throws(() => validateOptions({ trustProxy: 'true' }), /^invalid configuration: trustProxy true is refused: .*left-most is the client's own; give the number of proxies/)
+  t.throws(() => validateOptions({ trustProxy: true } as unknown as Record<string, unknown>), /trustProxy true is refused/, 'as a boolean too')
+  t.throws(() => validateOptions({ trustProxy: '10.0.0.1, 0.0.0.0/0' }), /trustProxy covering every address is refused/)
+  t.throws(() => validateOptions({ trustProxy: '::/0' }), /trustProxy covering every address is refused/)
   t.throws(() => validateOptions({ rateLimitMax: 0 }), /rateLimitMax must be >= 1/)
   t.equal(defaults.metrics, false, 'no metrics unless asked')
   t.equal(defaults.metricsPort, undefined)
