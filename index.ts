@@ -8,7 +8,7 @@ export { default as health } from './plugins/health.js'
 export { default as overload } from './plugins/overload.js'
 export { default as housekeeping, PURGE_EVERY_MS } from './plugins/housekeeping.js'
 export { default as security } from './plugins/security.js'
-export { default as metrics, MAX_OPERATION_NAMES, OPERATION_LABELS, UNMATCHED_ROUTE, type RateLimitName, type TandemMetrics } from './plugins/metrics.js'
+export { default as metrics, MAX_OPERATION_NAMES, OPERATION_LABELS, OTHER_METHOD, TIMED_METHODS, UNMATCHED_ROUTE, type RateLimitName, type TandemMetrics } from './plugins/metrics.js'
 export { default as tracing, type TracingOptions } from './plugins/tracing.js'
 export { default as graphql, type GraphqlOptions, type GraphqlOwnOptions, type TandemGraphqlContext } from './graphql/index.js'
 export {

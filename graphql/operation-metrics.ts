@@ -12,8 +12,11 @@ function requestedName (request: FastifyRequest): string | undefined {
 }
 
 /**
- * Counts each GraphQL request over HTTP once, by the name of the operation it ran: `ok` when it
- * answered without errors, else `error` (a failed field, a refused document, a rate limit).
+ * Counts each GraphQL request over HTTP once: `ok` when it answered without errors, else `error`
+ * (a failed field, a refused document, a rate limit). Under the name of its operation only when
+ * that operation ran, having passed parsing, validation and every limit: a name is a series, and a
+ * document anyone can make up (one that does not validate, say) must not take one of the
+ * `MAX_OPERATION_NAMES`. A request refused before it ran counts as `OPERATION_LABELS.unknown`.
  */
 export class OperationMetrics {
   readonly #metrics: TandemMetrics
@@ -24,11 +27,11 @@ export class OperationMetrics {
     this.#metrics = metrics
   }
 
-  /** Adds the hooks to Mercurius; before any other hook, so that a refusal of theirs has the name. */
+  /** Adds the hooks to Mercurius. */
   addHooks (scope: FastifyInstance): void {
-    // Before validation for a document Mercurius has not seen; before execution for a cached one.
-    scope.graphql.addHook('preValidation', async (_schema, document, context) => { this.#learn(document, context) })
+    // After validation (before execution of a document, fresh or cached, that passed it).
     scope.graphql.addHook('preExecution', async (_schema, document, context) => { this.#learn(document, context) })
+    // Only an operation that ran resolves; a refusal (by validation or a later hook) goes to the error handler.
     scope.graphql.addHook('onResolution', async (execution, context) => {
       const request = (context as HookContext).reply?.request
       const name = request === undefined ? undefined : this.#names.get(request)
@@ -36,10 +39,10 @@ export class OperationMetrics {
     })
   }
 
-  /** Mercurius's `errorHandler` that also counts the failure. */
+  /** Mercurius's `errorHandler` that also counts the refusal, without the name the request gave. */
   errorHandler (handler: ErrorHandler): ErrorHandler {
     return async (error, request, reply) => {
-      this.#metrics.graphqlOperation(this.#names.get(request) ?? OPERATION_LABELS.unknown, 'error')
+      this.#metrics.graphqlOperation(OPERATION_LABELS.unknown, 'error')
       await handler(error, request, reply)
     }
   }

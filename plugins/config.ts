@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { TandemOptionsSchema, type TandemConfig, type TandemOptions } from '../schema/options.js'
+import { addressList } from './addresses.js'
 import { createAjv } from './ajv.js'
 
 export interface ResolvedConfig extends TandemConfig {
@@ -60,6 +61,11 @@ export function validateOptions (options: TandemOptions | Record<string, unknown
   }
   if (config.metricsPort !== undefined && config.metricsPort !== 0 && config.metricsPort === config.port) {
     throw new ConfigError(`invalid configuration: ${describe('metricsPort')} must differ from ${describe('port')}`)
+  }
+  try {
+    addressList(config.metricsAllow)
+  } catch (error) {
+    throw new ConfigError(`invalid configuration: ${describe('metricsAllow')} ${(error as Error).message}`)
   }
   return config
 }

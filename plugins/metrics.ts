@@ -1,8 +1,10 @@
-import type { Registry } from '@platformatic/prom-client'
-import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
+import { METHODS } from 'node:http'
+import type { Histogram, Registry } from '@platformatic/prom-client'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type HTTPMethods, type RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { poolCounts } from '../db/connect.js'
 import type { TandemOptions } from '../schema/options.js'
+import { addressList, type AddressTest } from './addresses.js'
 import { useConfig } from './config.js'
 import type { AttemptKind } from './rate-limit.js'
 
@@ -14,7 +16,10 @@ export type OperationOutcome = 'ok' | 'error'
 export const OPERATION_LABELS = {
   /** An operation without a name. */
   anonymous: '(anonymous)',
-  /** A request that failed before its operation was known (not parsed, rate-limited, …). */
+  /**
+   * A request refused before its operation ran (did not parse or validate, over a limit,
+   * rate-limited, …): the name it gave, if any, is not counted.
+   */
   unknown: '(unknown)',
   /** A name past `MAX_OPERATION_NAMES`, or longer than `MAX_OPERATION_NAME_LENGTH`. */
   other: '(other)'
@@ -24,6 +29,11 @@ export const MAX_OPERATION_NAMES = 100
 export const MAX_OPERATION_NAME_LENGTH = 100
 /** The route label of a request no route matched: the raw URL would make a series per URL. */
 export const UNMATCHED_ROUTE = '(unmatched)'
+/** Methods timed under their own name. HEAD and OPTIONS are not timed (probes, preflights: fastify-metrics' default). */
+export const TIMED_METHODS: readonly string[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
+/** The method label of every other method (PROPFIND, TRACE, …): any client can send each of them, and each value is a series. */
+export const OTHER_METHOD = 'other'
+const UNTIMED_METHODS = new Set(['HEAD', 'OPTIONS'])
 
 export interface TandemMetrics {
   /** This application's registry; a host may add metrics of its own to it. */
@@ -46,6 +56,23 @@ declare module 'fastify' {
 /** Whether the configuration turns metrics on. */
 export const metricsEnabled = (config: Pick<TandemOptions, 'metrics' | 'metricsPort'>): boolean =>
   config.metrics === true || config.metricsPort !== undefined
+
+/**
+ * Whether a request may read `/metrics` on the API's port: its socket's peer and every
+ * `X-Forwarded-For` entry are allowed. The peer, not `request.ip`: with a hop count in `trustProxy`
+ * a client that reaches the port directly would choose `request.ip` by the header. And every entry,
+ * so that a proxy on an allowed address (nginx on loopback) does not open the endpoint to the clients
+ * it forwards; a client can add entries, which only refuses it. `Forwarded` (RFC 7239) is not read: a
+ * request carrying it is refused.
+ */
+function scrapeAllowed (allowed: AddressTest): (request: FastifyRequest) => boolean {
+  return (request) => {
+    if (!allowed(request.socket.remoteAddress) || request.headers.forwarded !== undefined) return false
+    const forwardedFor = request.headers['x-forwarded-for']
+    if (forwardedFor === undefined) return true
+    return [forwardedFor].flat().join(',').split(',').every((entry) => allowed(entry.trim()))
+  }
+}
 
 /** Keeps the first `MAX_OPERATION_NAMES` names as they are and folds the rest into one value. */
 function boundedNames (): (name: string) => string {
@@ -89,10 +116,22 @@ async function metrics (app: FastifyInstance, options: TandemOptions): Promise<v
       // Unknown URLs count too (404s, 429s of the unversioned API), under one route label.
       registeredRoutesOnly: false,
       invalidRouteGroup: UNMATCHED_ROUTE,
+      // Every method but the timed ones: the others are timed below, under one label.
+      methodBlacklist: METHODS.filter((method) => !TIMED_METHODS.includes(method)) as HTTPMethods[],
       overrides: { histogram: { registers: [sameRegistry] }, summary: { registers: [] } }
     }
   }
   await app.register(fastifyMetrics, opts)
+
+  // fastify-metrics would label a request with its method as sent, a series per method: the other
+  // methods go into its histogram here, under one label and the route label it would give.
+  const durations = registry.getSingleMetric('http_request_duration_seconds') as Histogram<string> | undefined
+  if (durations === undefined) throw new Error('metrics: fastify-metrics\' request histogram was not found (has fastify-metrics changed?)')
+  app.addHook('onResponse', async (request, reply) => {
+    const { method, routeOptions: { config: route, url } } = request
+    if (TIMED_METHODS.includes(method) || UNTIMED_METHODS.has(method) || route.disableMetrics === true) return
+    durations.observe({ method: OTHER_METHOD, route: route.statsId ?? url ?? UNMATCHED_ROUTE, status_code: reply.statusCode }, reply.elapsedTime / 1000)
+  })
 
   const rejections = new client.Counter({
     name: 'tandem_rate_limit_rejections_total',
@@ -102,7 +141,7 @@ async function metrics (app: FastifyInstance, options: TandemOptions): Promise<v
   })
   const operations = new client.Counter({
     name: 'tandem_graphql_operations_total',
-    help: `GraphQL operations over HTTP by operation name (the first ${MAX_OPERATION_NAMES} distinct names, then ${OPERATION_LABELS.other}) and outcome`,
+    help: `GraphQL operations over HTTP by operation name (of operations that ran: the first ${MAX_OPERATION_NAMES} distinct names, then ${OPERATION_LABELS.other}) and outcome`,
     labelNames: ['operation', 'outcome'],
     registers
   })
@@ -138,22 +177,29 @@ async function metrics (app: FastifyInstance, options: TandemOptions): Promise<v
     countSubscriptions: (read) => { subscriptionReaders.add(read) }
   } satisfies TandemMetrics)
 
-  const scrape: RouteOptions = {
+  const serve = async (_request: FastifyRequest, reply: FastifyReply) => reply.type(registry.contentType).send(await registry.metrics())
+  const scrape = (handler: RouteOptions['handler']): RouteOptions => ({
     method: 'GET',
     url: '/metrics',
     // Not part of the API's contract, nor measured itself; its info lines would repeat every scrape.
     schema: { hide: true },
     config: { disableMetrics: true },
     logLevel: 'warn',
-    handler: async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics())
-  }
+    handler
+  })
   if (config.metricsPort === undefined) {
-    // At the root, outside the scopes that Tandem's rate limit is added to.
-    app.route(scrape)
+    const allowed = scrapeAllowed(addressList(config.metricsAllow))
+    // At the root, outside the scopes that Tandem's rate limit is added to. Anyone not allowed is
+    // answered as a route that does not exist would be: the endpoint is not advertised.
+    app.route(scrape(async (request, reply) => {
+      if (allowed(request)) return serve(request, reply)
+      reply.callNotFound()
+      return reply
+    }))
     return
   }
   const listener = Fastify({ loggerInstance: app.log.child({ listener: 'metrics' }) })
-  listener.route(scrape)
+  listener.route(scrape(serve))
   app.addHook('onReady', async () => { await listener.listen({ host: config.host, port: config.metricsPort }) })
   app.addHook('onClose', async () => { await listener.close() })
 }

@@ -103,6 +103,14 @@ export const TandemOptionsSchema = Type.Object({
    */
   metricsPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   /**
+   * Who may read `GET /metrics` on the API's own port (`metrics`): a comma-separated list of
+   * addresses and CIDRs. The socket's peer must be in it, and so must every `X-Forwarded-For` entry,
+   * whatever `trustProxy` says: a header cannot make an outsider local, and a proxy in the list does
+   * not open the endpoint to the clients behind it. Anyone else gets the answer of an unknown route.
+   * `metricsPort`'s listener is not filtered (keep that port private). @example '127.0.0.0/8,::1,10.0.0.0/8'
+   */
+  metricsAllow: Type.String({ default: '127.0.0.0/8,::1', minLength: 1 }),
+  /**
    * OpenTelemetry: the OTLP/HTTP collector (`http://collector:4318`) that the server entry point sends
    * traces to; set, every plugin traces through the global tracer provider. A plugin never exports
    * spans itself: an application that registers the plugins starts its own OpenTelemetry SDK (which

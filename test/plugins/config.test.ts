@@ -9,6 +9,7 @@ const badConfigs: Array<[string, Record<string, string>, RegExp]> = [
   ['a bad log level', { LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
   ['a pool of no connections', { DATABASE_POOL_SIZE: '0' }, /DATABASE_POOL_SIZE must be >= 1/],
   ['metrics on the API\'s own port', { PORT: '3000', METRICS_PORT: '3000' }, /METRICS_PORT must differ from PORT/],
+  ['a metrics allow-list that is not one', { METRICS_ALLOW: 'localhost' }, /METRICS_ALLOW has an entry that is not an address or CIDR/],
   ['a proxy trusted for every hop', { TRUST_PROXY: 'true' }, /TRUST_PROXY true is refused: .*left-most is the client's own/],
   ['an unreachable database', { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere' }, /cannot start/]
 ]
@@ -64,5 +65,10 @@ t.test('environment names derive from option names', async (t) => {
   t.equal(configFromEnv({ METRICS: 'true' }).metrics, true)
   t.equal(configFromEnv({ METRICS_PORT: '9464' }).metricsPort, 9464)
   t.equal(validateOptions({ port: 0, metricsPort: 0 }).metricsPort, 0, 'two free ports do not clash')
+  t.equal(defaults.metricsAllow, '127.0.0.0/8,::1', '/metrics on the API\'s port: loopback only unless told')
+  t.equal(configFromEnv({ METRICS_ALLOW: '10.0.0.0/8, 2001:db8::/32,192.0.2.1' }).metricsAllow, '10.0.0.0/8, 2001:db8::/32,192.0.2.1')
+  for (const bad of ['everyone', '10.0.0.0/33', '10.0.0.1,', '300.1.1.1', '::1/129', '10.0.0.0/8/8']) {
+    t.throws(() => validateOptions({ metricsAllow: bad }), /^invalid configuration: metricsAllow has an entry that is not an address or CIDR/, bad)
+  }
   t.throws(() => validateOptions({ unknownOption: 1 }), /unknownOption/)
 })

@@ -1,11 +1,13 @@
 import { once } from 'node:events'
-import type { FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type HTTPMethods } from 'fastify'
 import t from 'tap'
 import WebSocket from 'ws'
 import { connect, poolCounts } from '../../db/connect.js'
 import { MAX_OPERATION_NAMES, OPERATION_LABELS, UNMATCHED_ROUTE } from '../../plugins/metrics.js'
 import { ATTEMPT_LIMITS } from '../../plugins/rate-limit.js'
-import { build, freePort, graphql, signedIn, startServer, testDb } from '../helpers/app.js'
+import { serverOptions } from '../../plugins/server-options.js'
+import tandem from '../../app/tandem.js'
+import { build, errorCodes, freePort, graphql, signedIn, startServer, TEST_SECRET, testDb } from '../helpers/app.js'
 import { wireDatabase } from '../helpers/database.js'
 
 interface Sample { name: string, labels: Record<string, string>, value: number }
@@ -100,6 +102,42 @@ t.test('requests by route pattern and status; the scrape is neither limited, mea
   t.notOk('/metrics' in openapi.paths, 'not in the OpenAPI document')
 })
 
+// Issue 37, finding 8: /metrics on the API's port answered anyone, unlimited.
+t.test('regression: /metrics on the API\'s port answered anyone; now only metricsAllow (loopback by default), others as an unknown route', async (t) => {
+  const outsider = '203.0.113.9'
+  // What the application answers where it has no /metrics at all.
+  const noSuchRoute = await (await build(t)).inject({ url: '/metrics', remoteAddress: outsider })
+  t.equal(noSuchRoute.statusCode, 404)
+
+  const app = await build(t, { metrics: true })
+  const from = (remoteAddress: string, headers: Record<string, string> = {}) => app.inject({ url: '/metrics', remoteAddress, headers })
+  for (const address of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1']) t.equal((await from(address)).statusCode, 200, `from ${address}`)
+  const refused = await from(outsider)
+  t.equal(refused.statusCode, 404, 'from elsewhere')
+  t.equal(refused.body, noSuchRoute.body, 'the body of an unknown route')
+  t.equal(refused.headers['content-type'], noSuchRoute.headers['content-type'])
+  t.equal((await from('192.168.1.2')).statusCode, 404, 'a private address is not loopback')
+  t.equal((await from('127.0.0.1', { 'x-forwarded-for': outsider })).statusCode, 404, 'a proxy on loopback does not open it to the clients it forwards')
+  t.equal((await from('127.0.0.1', { 'x-forwarded-for': `127.0.0.1, ${outsider}` })).statusCode, 404, 'every forwarded address counts')
+  t.equal((await from('127.0.0.1', { 'x-forwarded-for': 'not an address' })).statusCode, 404)
+  t.equal((await from('127.0.0.1', { 'x-forwarded-for': '::1' })).statusCode, 200, 'forwarded for an allowed address')
+  t.equal((await from('127.0.0.1', { forwarded: 'for=127.0.0.1' })).statusCode, 404, '`Forwarded` is not read: refused')
+
+  const listed = await build(t, { metrics: true, metricsAllow: '10.0.0.0/8, 192.0.2.7' })
+  const status = async (remoteAddress: string) => (await listed.inject({ url: '/metrics', remoteAddress })).statusCode
+  t.same([await status('10.1.2.3'), await status('192.0.2.7'), await status('192.0.2.8'), await status('127.0.0.1')], [200, 200, 404, 404], 'metricsAllow replaces loopback')
+})
+
+t.test('with TRUST_PROXY the socket\'s peer decides: a client reaching the port directly cannot claim loopback in X-Forwarded-For', async (t) => {
+  const app = Fastify(serverOptions({ logLevel: 'silent', trustProxy: '1' }))
+  app.get('/ip', async (request) => ({ ip: request.ip }))
+  await app.register(tandem, { db: await testDb(), jwtSecret: TEST_SECRET, rootHandlers: true, overloadMaxEventLoopDelay: 0, metrics: true })
+  t.teardown(() => app.close())
+  const forged = { remoteAddress: '203.0.113.9', headers: { 'x-forwarded-for': '127.0.0.1' } }
+  t.same((await app.inject({ url: '/ip', ...forged })).json(), { ip: '127.0.0.1' }, 'the client\'s address says loopback')
+  t.equal((await app.inject({ url: '/metrics', ...forged })).statusCode, 404, 'and /metrics is not served')
+})
+
 t.test('process metrics: the event-loop delay', async (t) => {
   const app = await build(t, { metrics: true })
   const metrics = await scrape(app)
@@ -138,10 +176,10 @@ t.test('GraphQL operations by name and outcome, with a bounded set of names', as
   const operations = 'tandem_graphql_operations_total'
   t.equal(metrics.types.get(operations), 'counter')
   t.equal(total(metrics, operations, { operation: 'Typename', outcome: 'ok' }), 2)
-  t.equal(total(metrics, operations, { operation: 'Broken', outcome: 'error' }), 1)
+  t.equal(total(metrics, operations, { operation: 'Broken' }), 0, 'a document that does not validate: not by its name')
   t.equal(total(metrics, operations, { operation: 'Users', outcome: 'error' }), 1)
   t.equal(total(metrics, operations, { operation: OPERATION_LABELS.anonymous, outcome: 'ok' }), 1)
-  t.equal(total(metrics, operations, { operation: OPERATION_LABELS.unknown, outcome: 'error' }), 1, 'a document that does not parse')
+  t.equal(total(metrics, operations, { operation: OPERATION_LABELS.unknown, outcome: 'error' }), 2, 'a document that does not validate, and one that does not parse')
   t.equal(total(metrics, operations, { operation: 'B', outcome: 'ok' }), 1, 'the operation the request chose')
 
   // A client sending a new name each time: past the cap they all count as one value.
@@ -151,6 +189,37 @@ t.test('GraphQL operations by name and outcome, with a bounded set of names', as
   t.ok(names.size <= MAX_OPERATION_NAMES + Object.keys(OPERATION_LABELS).length, `${names.size} label values`)
   t.ok(total(metrics, operations, { operation: OPERATION_LABELS.other, outcome: 'ok' }) >= 20)
   t.equal(total(metrics, operations, { operation: 'Typename', outcome: 'ok' }), 2, 'names seen before the cap keep their own series')
+})
+
+// Issue 37, finding 8: a document's name took one of the MAX_OPERATION_NAMES series before the
+// document was validated, so anyone could spend them with documents that never run.
+t.test('regression: names of documents that failed validation took the operation-name series; only operations that ran are named', async (t) => {
+  const app = await build(t, { metrics: true, graphqlMaxComplexity: 50 })
+  for (let i = 0; i < MAX_OPERATION_NAMES + 5; i++) {
+    t.same(errorCodes(await graphql(app, `query Junk${i} { noSuchField }`)), ['GRAPHQL_VALIDATION_FAILED'])
+  }
+  // Valid, and refused by a limit checked after validation, before execution.
+  t.same(errorCodes(await graphql(app, 'query TooCostly { products(limit: 100) { id } }')), ['COMPLEXITY_LIMIT_EXCEEDED'])
+  t.same((await graphql(app, 'query Wanted { __typename }')).data, { __typename: 'Query' })
+
+  const metrics = await scrape(app)
+  const operations = 'tandem_graphql_operations_total'
+  const names = metrics.samples.filter((s) => s.name === operations).map((s) => s.labels.operation)
+  t.notOk(names.some((name) => name?.startsWith('Junk') === true || name === 'TooCostly'), 'no series for a refused document\'s name')
+  t.equal(total(metrics, operations, { operation: OPERATION_LABELS.unknown, outcome: 'error' }), MAX_OPERATION_NAMES + 6, 'they count under one label')
+  t.equal(total(metrics, operations, { operation: 'Wanted', outcome: 'ok' }), 1, 'a real operation still has its own series')
+})
+
+t.test('regression: each odd HTTP method added series; every method but GET, POST, PUT, PATCH and DELETE shares one label', async (t) => {
+  const app = await build(t, { metrics: true })
+  const odd = ['PROPFIND', 'MKCOL', 'LOCK', 'SEARCH', 'TRACE', 'PURGE', 'M-SEARCH']
+  for (const method of odd) await app.inject({ method: method as HTTPMethods, url: '/anything' })
+  t.equal((await app.inject({ method: 'DELETE', url: '/anything' })).statusCode, 404)
+
+  const metrics = await scrape(app)
+  const methods = new Set(metrics.samples.filter((s) => s.name === requests).map((s) => s.labels.method))
+  t.same([...methods].sort(), ['DELETE', 'other'], 'one label for all the odd methods')
+  t.equal(total(metrics, requests, { method: 'other', route: UNMATCHED_ROUTE }), odd.length, 'each of them counted')
 })
 
 t.test('subscriptions open, and subscribes refused by the rate limit', async (t) => {
