@@ -27,6 +27,13 @@ function fieldOf (error: DatabaseErrorLike): string | undefined {
 const connectionCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '53300', '57014'])
 
 /**
+ * A foreign key that names no row (or, for a write that checks it, no row the caller may read: the
+ * same answer, so that the two cannot be told apart): 422 naming the field.
+ */
+export const refersToNothingError = (field: string | undefined): TandemError =>
+  unprocessable(`${field ?? 'reference'} refers to something that does not exist`, field)
+
+/**
  * Translates a driver error (pg or PGlite) into the API's error model, or returns undefined when
  * it is not a database condition a client can act on. Raw database text never leaves here.
  */
@@ -42,7 +49,7 @@ export function fromDatabaseError (error: unknown): TandemError | undefined {
   const field = fieldOf(e)
   switch (code) {
     case '23505': return conflict(`${field ?? 'value'} already exists`, field)
-    case '23503': return unprocessable(`${field ?? 'reference'} refers to something that does not exist`, field)
+    case '23503': return refersToNothingError(field)
     case '23514': return unprocessable(`${field ?? 'value'} is out of range`, field)
     case '23502': return badRequest(`${field ?? 'value'} is required`, field)
     case '22001': return badRequest(`${field ?? 'value'} is too long`, field)

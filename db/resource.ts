@@ -4,6 +4,7 @@ import type { Relation } from '../schema/relation-targets.js'
 import { badRequest, unprocessable } from '../schema/errors.js'
 import { acceptsNull, type FilterOperator, type LoadedField, type Resource, type ResourceFilter } from '../schema/resource.js'
 import type { Db } from './connect.js'
+import { refersToNothingError } from './errors.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
 import { listRows, paginate, parseFields, selectColumns, type BaseQuery, type Filter, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
 import { EMBEDDED_LIMIT, firstChildren, firstThrough, rowsById } from './relations.js'
@@ -24,6 +25,19 @@ type Values = Record<string, unknown>
  */
 export type Around<Current> = (trx: Db, current: Current, write: (values: Values) => Promise<Row>) => Promise<Row>
 
+/**
+ * A foreign key that a write may only point at a row the caller may read (its target is read by its
+ * owners only): the column written, the target's table, key and owner column, and the owner whose
+ * rows the caller reads there (rules/resource.ts, `readableKeys`).
+ */
+export interface ReadableKey {
+  readonly field: string
+  readonly table: string
+  readonly key: string
+  readonly owner: string
+  readonly ownerId: number
+}
+
 /** A declared resource's queries: its table is the host's, so not in Tandem's `Database` type. */
 export interface ResourceData {
   readonly list: ListSpec
@@ -32,14 +46,21 @@ export interface ResourceData {
   rows: (db: Db, params: { limit?: number | undefined, offset?: number | undefined, fields?: string | undefined }, filters: Record<string, unknown>) => Promise<Row[]>
   /** The row whose key (`id`, or a singular resource's key) is `id`. */
   find: (db: Db, id: number, fields: string | undefined, owner?: number) => Promise<Row | undefined>
-  /** Inserts the row; with `around`, in a transaction that `around` runs in too. */
-  create: (db: Db, values: Values, around?: Around<undefined>) => Promise<Row>
-  /** Locks the row, runs `check` on it, then writes; undefined when there is no such row. */
-  update: (db: Db, id: number, values: Values, check: Precondition<Row>, around?: Around<Row>) => Promise<Row | undefined>
+  /**
+   * Inserts the row; with `around`, in a transaction that `around` runs in too. Each of `readable`
+   * the row sets (not null) must name a row the caller may read, found in the insert's own statement:
+   * else nothing is written, and the answer is a missing row's 422 naming the field.
+   */
+  create: (db: Db, values: Values, around?: Around<undefined>, readable?: readonly ReadableKey[]) => Promise<Row>
+  /**
+   * Locks the row, runs `check` on it, then writes; undefined when there is no such row. Each of
+   * `readable` the write changes is checked in the update's statement, as a create checks them.
+   */
+  update: (db: Db, id: number, values: Values, check: Precondition<Row> | undefined, around?: Around<Row>, readable?: readonly ReadableKey[]) => Promise<Row | undefined>
   /** The row as it was, or undefined when there is no such row. */
-  remove: (db: Db, id: number, check: Precondition<Row>, around?: Around<Row>) => Promise<Row | undefined>
+  remove: (db: Db, id: number, check: Precondition<Row> | undefined, around?: Around<Row>) => Promise<Row | undefined>
   /** Locks the row, runs `check` on it, then `work` in the same transaction; undefined when there is no such row. */
-  withLocked: (db: Db, id: number, check: Precondition<Row>, work: (trx: Db, current: Row) => Promise<Row>) => Promise<Row | undefined>
+  withLocked: (db: Db, id: number, check: Precondition<Row> | undefined, work: (trx: Db, current: Row) => Promise<Row>) => Promise<Row | undefined>
 }
 
 const equals = (column: string): Filter => ({ where: (query, value) => query.where(sql.ref(column), '=', value) })
@@ -86,6 +107,28 @@ export async function loadFields (resource: Resource, db: Db, rows: readonly Row
     const values = await (declared[name] as LoadedField).load(db, ids)
     for (const row of rows) row[name] = values.get(Number(row[resource.key])) ?? null
   }
+}
+
+const named = (value: unknown): boolean => value !== null && value !== undefined
+
+/**
+ * That `value` names a row of `ref`'s target the caller may read. The row is share-locked until the
+ * commit: an owner's change made meanwhile waits for the write, or, committed first, is what the
+ * check sees (the statement re-reads the row it waited for); a deletion is the foreign key's.
+ */
+const readableRow = (ref: ReadableKey, value: unknown) =>
+  sql<boolean>`exists (select 1 from ${sql.table(ref.table)} where ${sql.ref(ref.key)} = ${value} and ${sql.ref(ref.owner)} = ${ref.ownerId} for share)`
+
+/**
+ * Why a write that checked `checked` wrote nothing: the first of them that names no row the caller
+ * may read, as a missing row's 422. Asked only on that path, and only when there are several.
+ */
+async function unreadable (db: Db, checked: readonly ReadableKey[], written: Values): Promise<Error> {
+  for (const ref of checked.length === 1 ? [] : checked) {
+    const found = await untyped(db).selectFrom(ref.table).select(sql`1`.as('found')).where(ref.key, '=', written[ref.field]).where(ref.owner, '=', ref.ownerId).executeTakeFirst()
+    if (found === undefined) return refersToNothingError(ref.field)
+  }
+  return refersToNothingError(checked[0]?.field)
 }
 
 /** A written row with the loaded fields its write did not give. */
@@ -149,16 +192,35 @@ export function resourceData (resource: Resource): ResourceData {
       if (row !== undefined && loaded.length > 0) await loadFields(resource, db, [row], loaded)
       return row
     },
-    async create (db, values, around) {
-      const insert = async (trx: Db, written: Values) => await untyped(trx).insertInto(table).values(written).returning(columns).executeTakeFirstOrThrow() as Row
+    async create (db, values, around, readable = []) {
+      const insert = async (trx: Db, written: Values) => {
+        const checked = readable.filter((ref) => named(written[ref.field]))
+        if (checked.length === 0) return await untyped(trx).insertInto(table).values(written).returning(columns).executeTakeFirstOrThrow() as Row
+        // `insert … select $1, $2 … where <each target readable>`: the check is the insert's own statement.
+        const given = Object.entries(written).filter(([, value]) => value !== undefined)
+        let select = untyped(trx).selectNoFrom(given.map(([column, value]) => sql`${value}`.as(column)))
+        for (const ref of checked) select = select.where(readableRow(ref, written[ref.field]))
+        const row = await untyped(trx).insertInto(table).columns(given.map(([column]) => column)).expression(select).returning(columns).executeTakeFirst() as Row | undefined
+        if (row === undefined) throw await unreadable(trx, checked, written)
+        return row
+      }
       // Without hooks the insert is one statement, and needs no transaction of its own.
       if (around === undefined) return completed(resource, db, await insert(db, values))
       return inTransaction(db, async (trx) => completed(resource, trx, await around(trx, undefined, async (written) => insert(trx, written))))
     },
-    async update (db, id, values, check, around) {
-      const set = async (trx: Db, current: Row, written: Values) => Object.keys(written).length === 0
-        ? current
-        : await untyped(trx).updateTable(table).set(written).where(key, '=', id).returning(columns).executeTakeFirstOrThrow() as Row
+    async update (db, id, values, check, around, readable = []) {
+      const set = async (trx: Db, current: Row, written: Values) => {
+        if (Object.keys(written).length === 0) return current
+        // A key left as it was names the row it named already: only a change of it is checked.
+        const checked = readable.filter((ref) => named(written[ref.field]) && String(written[ref.field]) !== String(current[ref.field]))
+        let query = untyped(trx).updateTable(table).set(written).where(key, '=', id)
+        for (const ref of checked) query = query.where(readableRow(ref, written[ref.field]))
+        if (checked.length === 0) return await query.returning(columns).executeTakeFirstOrThrow() as Row
+        const row = await query.returning(columns).executeTakeFirst() as Row | undefined
+        // The row is locked: only a check can have left it out.
+        if (row === undefined) throw await unreadable(trx, checked, written)
+        return row
+      }
       return completedIf(resource, db, await lockedWrite(db, lock(id), check, async (trx, current) => around === undefined
         ? set(trx, current, values)
         : around(trx, current, async (written) => set(trx, current, written))))

@@ -3,7 +3,7 @@ import type { GraphQLResolveInfo } from 'graphql'
 import type { IResolvers } from 'mercurius'
 import { cursorAfterId, type Row as PageRow } from '../db/pagination.js'
 import { resourceData, OWNER_FILTER } from '../db/resource.js'
-import { announce, assertMayChange, callerNeeded, eventRow, forbidsOthersRows, mayHear, readableOwner, readRefused, type ResourceEventPayload } from '../rules/resource.js'
+import { announce, callerNeeded, eventRow, forbidsOthersRows, mayHear, readableOwner, readRefused, type ResourceEventPayload } from '../rules/resource.js'
 import { resourceWrites } from '../rules/resource-writes.js'
 import { forbidden, notFound } from '../schema/errors.js'
 import { nonNull, type AccessRule, type Resource } from '../schema/resource.js'
@@ -66,7 +66,7 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
   const asked = (info: GraphQLResolveInfo, nodes: Asked['nodes'] = info.fieldNodes): Asked => ({ nodes, fragments: info.fragments, variables: info.variableValues })
   for (const resource of resources) {
     const data = resourceData(resource)
-    const writes = resourceWrites(resource, data)
+    const writes = resourceWrites(resource, data, resources)
     const names = graphqlNames(resource)
     // A singular resource has no list, create or delete, and names a row by its key (`userId`).
     const singular = resource.declaration.singularOf !== undefined
@@ -170,7 +170,7 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
       Mutation[names.update] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
         const caller = await callerFor(ctx, update) as AccessUser
         const input = checkInput<Row>(resource.schemas.patch, asColumns(args.input as Args))
-        const row = await writes.update(ctx.app.db, parseId(args[names.key], names.key), caller, input, (current) => { assertMayChange(resource, 'update', caller, current) }, { app: ctx.app })
+        const row = await writes.update(ctx.app.db, parseId(args[names.key], names.key), caller, input, undefined, { app: ctx.app })
         if (row === undefined) throw notFound(resource.declaration.singularOf?.resource ?? resource.name)
         announce(ctx.app, resource, 'updated', row)
         return (await answered(ctx, [{ ...row }], asked(info)))[0]
@@ -179,7 +179,7 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
     if (remove !== false) {
       Mutation[names.remove] = async (_root: unknown, args: Args, ctx: Context) => {
         const caller = await callerFor(ctx, remove) as AccessUser
-        const row = await writes.remove(ctx.app.db, parseId(args.id, 'id'), caller, (current) => { assertMayChange(resource, 'delete', caller, current) }, { app: ctx.app })
+        const row = await writes.remove(ctx.app.db, parseId(args.id, 'id'), caller, undefined, { app: ctx.app })
         if (row !== undefined) announce(ctx.app, resource, 'deleted', row)
         return row !== undefined
       }

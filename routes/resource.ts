@@ -4,7 +4,7 @@ import { parseInclude } from '../db/relations.js'
 import { OWNER_FILTER, PARENT_FILTER, relationData, resourceData, rowExists } from '../db/resource.js'
 import type { AuthRule } from '../plugins/auth.js'
 import { requireAuth } from '../plugins/auth.js'
-import { announce, assertMayChange, callerNeeded, forbidsOthersRows, readableOwner, readRefused, replacedValues } from '../rules/resource.js'
+import { announce, callerNeeded, forbidsOthersRows, readableOwner, readRefused, replacedValues } from '../rules/resource.js'
 import { resourceWrites } from '../rules/resource-writes.js'
 import { IdParams, ItemQuery, ListOf, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
 import { badRequest, notFound } from '../schema/errors.js'
@@ -36,7 +36,7 @@ function routeAuth (rule: AccessRule): AuthRule | undefined {
  */
 export function declaredRoutes (resource: Resource, resources: readonly Resource[] = [resource]): FastifyPluginAsync {
   const data = resourceData(resource)
-  const writes = resourceWrites(resource, data)
+  const writes = resourceWrites(resource, data, resources)
   const served = servedRelations(resource, resources).map(relationData)
   // What `include=` offers: relations declared `include: false` are GraphQL fields only.
   const relations = served.filter(({ relation }) => relation.include !== false)
@@ -80,13 +80,6 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
     requireAuth(app)
     const secret = () => app.tandemConfig.jwtSecret
     const written = (reply: FastifyReply, row: object) => reply.header('etag', etagOf(row)).send(row)
-    const check = (request: FastifyRequest, action: 'update' | 'delete') => {
-      const matches = ifMatch(request)
-      return (current: Record<string, unknown>) => {
-        assertMayChange(resource, action, request.user, current)
-        matches?.(current)
-      }
-    }
 
     /** What `include=` asks: see `embedding`. */
     const includes = async (request: FastifyRequest, query: Query) => {
@@ -178,7 +171,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         schema: { tags, summary: `Replace ${one}`, params: IdParams, querystring: WriteQuery, body: schemas.replace, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
       }, async (request, reply) => {
         const values = replacedValues(resource, request.body as Record<string, unknown>)
-        const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, check(request, 'update'), { app }), missing)
+        const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, ifMatch(request), { app }), missing)
         announce(app, resource, 'updated', row)
         return written(reply, row)
       })
@@ -188,7 +181,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         schema: { tags, summary: `Change some fields of ${one}`, params: IdParams, querystring: WriteQuery, body: schemas.patch, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
       }, async (request, reply) => {
         const values = request.body as Record<string, unknown>
-        const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, check(request, 'update'), { app }), missing)
+        const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, ifMatch(request), { app }), missing)
         announce(app, resource, 'updated', row)
         return written(reply, row)
       })
@@ -220,7 +213,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         config: withAuth(auth.delete),
         schema: { tags, summary: `Delete a ${resource.name}`, params: IdParams, querystring: WriteQuery, response: { 204: NoContent, ...errors(400, 401, 403, 404, 409, 412, 422, 429) } }
       }, async (request, reply) => {
-        const row = await writes.remove(app.db, (request.params as Params).id, request.user, check(request, 'delete'), { app })
+        const row = await writes.remove(app.db, (request.params as Params).id, request.user, ifMatch(request), { app })
         if (row === undefined) throw notFound(resource.name)
         announce(app, resource, 'deleted', row)
         return reply.code(204).send(null)

@@ -8,9 +8,10 @@ import type { Row } from '../db/pagination.js'
 import type { Around, ResourceData } from '../db/resource.js'
 import type { AccessUser } from '../plugins/auth.js'
 import { notFound } from '../schema/errors.js'
+import { servedRelations } from '../schema/relation-targets.js'
 import type { Resource } from '../schema/resource.js'
 import type { ResourceHooks } from '../schema/resource-hooks.js'
-import { assertMayChange, createdValues, splitInputs } from './resource.js'
+import { changeRefused, createdValues, forbidsOthersRows, mayRead, readableKeys, splitInputs } from './resource.js'
 
 type Values = Record<string, unknown>
 
@@ -24,7 +25,13 @@ export interface WriteEnvironment {
   afterCommit?: ((fn: () => void) => void) | undefined
 }
 
-/** A declared resource's writes, hooks included: what both transports call. */
+/**
+ * A declared resource's writes, hooks included: what both transports call. They apply the rules
+ * themselves, so that no transport can leave one out: the owner rules of a change (403, checked on
+ * the locked row), a change refused on a row the caller may not read answered as reads answer it
+ * (undefined, as for no such row; 403 with `othersRows: 'forbidden'`), and a writable foreign key
+ * set only to a row the caller may read (else the 422 of a missing one).
+ */
 export interface ResourceWrites {
   /**
    * Creates the row from a body: the owner set to the caller, then `prepareCreate`, `beforeCreate` (given the write-only inputs), the insert,
@@ -32,15 +39,31 @@ export interface ResourceWrites {
    * `under` is the parent's id of a resource that lives under one (its key's value; 404 naming the parent when there is none).
    */
   create: (db: Db, caller: AccessUser | undefined, body: Values, env: WriteEnvironment, under?: number) => Promise<Row>
-  /** Changes the row with a body's values (write-only inputs to the hooks; `check` runs on the row locked first); undefined when there is no such row. */
-  update: (db: Db, id: number, caller: AccessUser, body: Values, check: Precondition<Row>, env: WriteEnvironment) => Promise<Row | undefined>
-  /** Deletes the row (`check` runs on it locked first): the row as it was, or undefined when there was none. */
-  remove: (db: Db, id: number, caller: AccessUser, check: Precondition<Row>, env: WriteEnvironment) => Promise<Row | undefined>
+  /**
+   * Changes the row with a body's values (write-only inputs to the hooks; `check`, the transport's
+   * `If-Match`, runs on the row locked first, once the rules allow the change); undefined when there is no such row.
+   */
+  update: (db: Db, id: number, caller: AccessUser, body: Values, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
+  /** Deletes the row (`check` runs on it locked first, as for `update`): the row as it was, or undefined when there was none. */
+  remove: (db: Db, id: number, caller: AccessUser, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
   /**
    * Runs the declared action `name` on the locked row once its rule allows `caller` (and `check`, the
    * transport's `If-Match`, passes): the row as the action leaves it, or undefined when there is no such row.
    */
   act: (db: Db, name: string, id: number, caller: AccessUser, input: Values, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
+}
+
+/** A change refused on a row its caller may not read: answered as no such row. */
+class HiddenRow extends Error {}
+
+/** `write`'s result, or undefined when it found the row hidden from its caller (as for no such row). */
+async function unlessHidden<T> (write: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await write()
+  } catch (error) {
+    if (error instanceof HiddenRow) return undefined
+    throw error
+  }
 }
 
 type Later = () => void | Promise<void>
@@ -64,15 +87,32 @@ async function committing<T> (env: WriteEnvironment, write: (afterCommit: (fn: L
 /**
  * The writes of `resource` through its statements `data`. Only the writes a declaration hooks get an
  * `Around`: the others are the data layer's plain statements, with no transaction added.
+ * `resources` are every served resource, where its relations' targets are found.
  */
-export function resourceWrites (resource: Resource, data: ResourceData): ResourceWrites {
+export function resourceWrites (resource: Resource, data: ResourceData, resources: readonly Resource[]): ResourceWrites {
   const { prepareCreate, beforeCreate, afterCreate, prepareUpdate, beforeUpdate, afterUpdate, beforeDelete, afterDelete } = (resource.declaration.hooks ?? {}) as unknown as ResourceHooks<Row>
   const actions = resource.declaration.actions ?? {}
+  const relations = servedRelations(resource, resources)
+  const readable = (caller: AccessUser | undefined) => readableKeys(resource, relations, caller)
+  // A change the rules refuse on a row the caller may not read is answered as a read of it is: as no
+  // such row (404), or 403 with `othersRows: 'forbidden'`; on a row they may read, 403.
+  const mayChange = (action: string, caller: AccessUser, row: Values): void => {
+    const refused = changeRefused(resource, action, caller, row)
+    if (refused === undefined) return
+    if (mayRead(resource, caller, row) || forbidsOthersRows(resource)) throw refused
+    throw new HiddenRow()
+  }
   // An owner that is the key is known from the id asked: owner rules refuse before the row is looked
-  // for, so a caller who may not change it learns nothing of whether it exists (403, not 404).
+  // for, so a caller who may not change it learns nothing of whether it exists (403, or, where the
+  // read rule hides another's row, 404, whether it exists or not).
   const ownedByKey = resource.declaration.owner === resource.key
-  const mayChange = (action: string, caller: AccessUser, id: number): void => {
-    if (ownedByKey) assertMayChange(resource, action, caller, { [resource.key]: id })
+  const mayChangeId = (action: string, caller: AccessUser, id: number): void => {
+    if (ownedByKey) mayChange(action, caller, { [resource.key]: id })
+  }
+  // The rules first, then the transport's `If-Match`.
+  const checked = (action: string, caller: AccessUser, check: Precondition<Row> | undefined): Precondition<Row> => (current) => {
+    mayChange(action, caller, current)
+    check?.(current)
   }
   const ownCreate = resource.declaration.create
   type Context = { caller: AccessUser | undefined, app: FastifyInstance, afterCommit: (fn: Later) => void }
@@ -110,7 +150,7 @@ export function resourceWrites (resource: Resource, data: ResourceData): Resourc
       const given = createdValues(resource, caller, columns)
       if (resource.under !== undefined) given[resource.under.key] = under
       const values = prepareCreate === undefined ? given : await prepareCreate({ db, caller, app: env.app, values: given, input }) ?? given
-      const write = async () => await committing(env, async (afterCommit) => data.create(db, values, creating({ caller, app: env.app, afterCommit }, values, input)))
+      const write = async () => await committing(env, async (afterCommit) => data.create(db, values, creating({ caller, app: env.app, afterCommit }, values, input), readable(caller)))
       if (resource.under === undefined) return write()
       const { key, target } = resource.under
       // The key's foreign key finds the parent in the insert itself: no statement added, no race.
@@ -122,23 +162,26 @@ export function resourceWrites (resource: Resource, data: ResourceData): Resourc
       }
     },
     async update (db, id, caller, body, check, env) {
-      mayChange('update', caller, id)
-      const split = splitInputs(resource, body)
-      const values = prepareUpdate === undefined ? split.values : await prepareUpdate({ db, caller, app: env.app, id, values: split.values, input: split.input }) ?? split.values
-      return committing(env, async (afterCommit) => data.update(db, id, values, check, updating({ caller, app: env.app, afterCommit }, values, split.input)))
+      return unlessHidden(async () => {
+        mayChangeId('update', caller, id)
+        const split = splitInputs(resource, body)
+        const values = prepareUpdate === undefined ? split.values : await prepareUpdate({ db, caller, app: env.app, id, values: split.values, input: split.input }) ?? split.values
+        return committing(env, async (afterCommit) => data.update(db, id, values, checked('update', caller, check), updating({ caller, app: env.app, afterCommit }, values, split.input), readable(caller)))
+      })
     },
     async remove (db, id, caller, check, env) {
-      mayChange('delete', caller, id)
-      return committing(env, async (afterCommit) => data.remove(db, id, check, removing({ caller, app: env.app, afterCommit })))
+      return unlessHidden(async () => {
+        mayChangeId('delete', caller, id)
+        return committing(env, async (afterCommit) => data.remove(db, id, checked('delete', caller, check), removing({ caller, app: env.app, afterCommit })))
+      })
     },
     async act (db, name, id, caller, input, check, env) {
       const action = actions[name]
       if (action === undefined) throw notFound(`action ${name} of ${resource.name}`)
-      mayChange(name, caller, id)
-      return committing(env, async (afterCommit) => data.withLocked(db, id, (current) => {
-        assertMayChange(resource, name, caller, current)
-        check?.(current)
-      }, async (trx, row) => await action.run({ trx, caller, app: env.app, afterCommit, row, input }) as Row))
+      return unlessHidden(async () => {
+        mayChangeId(name, caller, id)
+        return committing(env, async (afterCommit) => data.withLocked(db, id, checked(name, caller, check), async (trx, row) => await action.run({ trx, caller, app: env.app, afterCommit, row, input }) as Row))
+      })
     }
   }
 }

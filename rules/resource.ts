@@ -1,5 +1,6 @@
 // The rules of a declared resource, the same for every transport.
 import type { FastifyInstance } from 'fastify'
+import type { ReadableKey } from '../db/resource.js'
 import type { AccessUser } from '../plugins/auth.js'
 import { forbidden } from '../schema/errors.js'
 import { tellDeclaredSubscribers } from './events.js'
@@ -55,17 +56,40 @@ export function relationOwners (relations: ReadonlyArray<{ relation: Relation, o
   return owners
 }
 
+/** Whether `caller` may read `row` by the resource's read rule (owner rules look at the row's owner). */
+export function mayRead (resource: Resource, caller: AccessUser | undefined, row: Record<string, unknown>): boolean {
+  const owner = readableOwner(resource, caller)
+  return owner === undefined || Number(row[resource.declaration.owner as string]) === owner
+}
+
 /**
- * Refuses a change of `row` that `caller` may not make (checked on the locked row, inside the write):
- * `update`, `delete`, or the name of one of the declaration's actions.
+ * The belongsTo keys of `relations` (those `resource` serves, inverses included) that a body may
+ * write and whose target is read by its owners only, each with the owner whose rows `caller` reads
+ * there: a write may set such a key only to a row the caller may read (db/resource.ts checks it in
+ * the write's statement). Targets every caller reads add nothing.
  */
-export function assertMayChange (resource: Resource, action: string, caller: AccessUser, row: Record<string, unknown>): void {
-  const rule = action === 'update' || action === 'delete' ? resource.auth[action] : resource.declaration.actions?.[action]?.auth
-  if (rule !== 'owner' && rule !== 'ownerOrAdmin') return
-  if (rule === 'ownerOrAdmin' && caller.role === 'admin') return
-  if (Number(row[resource.declaration.owner as string]) !== caller.sub) {
-    throw forbidden(rule === 'owner' ? `only its owner may ${action} this ${resource.name}` : `only its owner or an administrator may ${action} this ${resource.name}`)
+export function readableKeys (resource: Resource, relations: readonly Relation[], caller: AccessUser | undefined): ReadableKey[] {
+  const writable: readonly string[] = resource.declaration.writable
+  const keys: ReadableKey[] = []
+  for (const { kind, key, target } of relations) {
+    const declared = target.resource
+    if (kind !== 'belongsTo' || !writable.includes(key) || declared === undefined) continue
+    const ownerId = readableOwner(declared, caller)
+    if (ownerId !== undefined) keys.push({ field: key, table: declared.table, key: declared.key, owner: declared.declaration.owner as string, ownerId })
   }
+  return keys
+}
+
+/**
+ * Why `caller` may not make a change of `row` (checked on the locked row, inside the write), or
+ * undefined when they may: `update`, `delete`, or the name of one of the declaration's actions.
+ */
+export function changeRefused (resource: Resource, action: string, caller: AccessUser, row: Record<string, unknown>): Error | undefined {
+  const rule = action === 'update' || action === 'delete' ? resource.auth[action] : resource.declaration.actions?.[action]?.auth
+  if (rule !== 'owner' && rule !== 'ownerOrAdmin') return undefined
+  if (rule === 'ownerOrAdmin' && caller.role === 'admin') return undefined
+  if (Number(row[resource.declaration.owner as string]) === caller.sub) return undefined
+  return forbidden(rule === 'owner' ? `only its owner may ${action} this ${resource.name}` : `only its owner or an administrator may ${action} this ${resource.name}`)
 }
 
 /**
@@ -135,7 +159,4 @@ export function announce (app: FastifyInstance, resource: Resource, event: Resou
 }
 
 /** Whether a subscriber may hear of `row`: the read rule, with owner rules narrowing to the caller's rows. */
-export function mayHear (resource: Resource, caller: AccessUser | undefined, row: Record<string, unknown>): boolean {
-  const owner = readableOwner(resource, caller)
-  return owner === undefined || Number(row[resource.declaration.owner as string]) === owner
-}
+export const mayHear = mayRead

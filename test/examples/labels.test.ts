@@ -669,12 +669,16 @@ t.test('inverse: include=labels wherever posts are listed or read', async (t) =>
 })
 
 t.test('inverse: an owner read rule narrows what every inverse shows to the caller\'s rows', async (t) => {
-  const { app, ann, asAnn, asBob, posts: [one, two], labels: [alpha] } = await labelledPosts(t)
+  const { app, ann, bob, asAnn, asBob, posts: [one, two], labels: [alpha] } = await labelledPosts(t)
   const note = async (as: typeof asAnn, values: Record<string, unknown>) => body<{ id: number, text: string }>(await as('POST', '/notes', values))
   const annsNote = await note(asAnn, { post_id: one?.id, label_id: alpha?.id, text: 'ann on one' })
   await note(asBob, { post_id: one?.id, label_id: alpha?.id, text: 'bob on one' })
   await note(asAnn, { post_id: two?.id, reply_to: annsNote.id, text: 'ann replies' })
-  await note(asBob, { post_id: two?.id, reply_to: annsNote.id, text: 'bob replies' })
+  // Regression (issue 37): Bob could reply to Ann's note, which he cannot read. A key that names a row
+  // the caller may not read is the 422 of a missing one; a reply made otherwise (before the note was Ann's) stays his.
+  const replying = await asBob('POST', '/notes', { post_id: two?.id, reply_to: annsNote.id, text: 'bob replies' })
+  t.same([replying.statusCode, body(replying)], [422, { error: 'reply_to refers to something that does not exist', field: 'reply_to' }])
+  await sql`insert into notes (owner_id, post_id, reply_to, text) values (${bob.id}, ${two?.id}, ${annsNote.id}, 'bob replies')`.execute(app.db)
   const texts = (rows: Array<{ text: string }>) => rows.map((row) => row.text)
 
   t.same(texts(body<{ data: Array<{ text: string }> }>(await asAnn('GET', `/posts/${one?.id}/notes`)).data), ['ann on one'])
@@ -772,7 +776,9 @@ t.test('inverse in GraphQL: owner read rules narrow to the caller\'s rows, and a
   const publicLabels = defineResource({ ...labels.declaration, auth: { ...labels.declaration.auth, read: 'public' } } as Parameters<typeof defineResource>[0])
   const { app, ann, bob, asAnn, asBob, posts: [one], labels: [alpha] } = await labelledPosts(t, { resources: [publicLabels, notes] })
   const first = body<{ id: number }>(await asAnn('POST', '/notes', { post_id: one?.id, label_id: alpha?.id, text: 'ann' }))
-  await asBob('POST', '/notes', { post_id: one?.id, label_id: alpha?.id, reply_to: first.id, text: 'bob' })
+  t.equal((await asBob('POST', '/notes', { post_id: one?.id, label_id: alpha?.id, reply_to: first.id, text: 'bob' })).statusCode, 422, 'not a reply to a note Bob cannot read')
+  // One made otherwise (before the note was Ann's) stays his.
+  await sql`insert into notes (owner_id, post_id, label_id, reply_to, text) values (${bob.id}, ${one?.id}, ${alpha?.id}, ${first.id}, 'bob')`.execute(app.db)
   const query = `{ post(id: "${one?.id}") { notes { text } } label(id: "${alpha?.id}") { notes { text parent { text } } } users { name notes { text } } notes { text parent { text } } }`
   t.same((await graphql(app, query, { headers: ann.headers })).data, {
     post: { notes: [{ text: 'ann' }] },
