@@ -170,7 +170,8 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
    * parent gains the relation `{name}` (`include=profile`, `User.profile`), and GraphQL has
    * `{name}({key}: ID!)` and `update{Type}({key}: ID!, input)`. Owner rules on it look at the key
    * when it is the `owner` (`owner: 'user_id'`), before the row is read: a caller who may not
-   * change it gets 403 whether the parent exists or not. Its relations are `belongsTo`s without
+   * change it gets 403 whether the parent exists or not (404 when an owner read rule hides the row
+   * from them, as a read answers). Its relations are `belongsTo`s without
    * `inverse`; `events` may only be `updated`.
    * @example { resource: 'user' }
    */
@@ -209,6 +210,8 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
    * Fields of POST/PUT/PATCH bodies (may be empty when `create` says what a create takes). A field whose schema accepts null may be left out of a create
    * or a PUT (it is then null); one whose schema has a `default` may be left out of a create (it
    * then takes the default), but a PUT must give it, so that a replace never resets it by accident.
+   * A writable key of a `belongsTo` may only name a row the caller may read: where its target is
+   * read by its owners only, another's row is a 422 naming the field, as a missing one is.
    */
   writable: ReadonlyArray<Field<R>>
   /**
@@ -240,8 +243,9 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
   emptyPatch?: 'refused' | 'unchanged'
   /**
    * Under an owner read rule, what a single read of another owner's row answers: `hidden`, a 404 as
-   * if there were no such row (lists leave it out alike), or `forbidden`, a 403 as a change of it gets.
-   * Default: `hidden`. @example 'forbidden'
+   * if there were no such row (lists leave it out alike), or `forbidden`, a 403. A change the rules
+   * refuse on such a row (update, delete, action) is answered the same way: under `hidden`, as no
+   * such row (404; GraphQL `NOT_FOUND`, or `false` from a delete). Default: `hidden`. @example 'forbidden'
    */
   othersRows?: 'hidden' | 'forbidden'
   /**
