@@ -15,8 +15,13 @@ const REPLAYED_HEADERS = ['location', 'etag', 'content-type'] as const
 interface Claim {
   scope: string
   key: string
-  /** On routes that write through `request.db`: the writes and the recorded response commit together, or not at all. */
-  trx: ControlledTransaction<Database> | undefined
+  /** The route writes through `request.writeDb()` in the key's transaction (`config.transaction`). */
+  transactional: boolean
+  /**
+   * The key's transaction, once `request.writeDb()` opened it: the writes and the recorded response
+   * commit together, or not at all.
+   */
+  trx: Promise<ControlledTransaction<Database>> | undefined
   /** What waits for the commit (events of the write). */
   committed: Array<() => void>
 }
@@ -24,10 +29,12 @@ interface Claim {
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * The POST handler writes only through `request.db`: with an Idempotency-Key, its writes and
-     * the record of its answer then share one transaction. Leave it out for handlers that write
-     * (or read) through `app.db`: on the one connection of the embedded database they would wait
-     * for the transaction forever.
+     * The POST handler writes only through `await request.writeDb()`: with an Idempotency-Key, its
+     * writes and the record of its answer then share one transaction, which opens when the handler
+     * asks for it. Before that, `app.db` is free to use (a declaration's prepare hooks run then);
+     * after it, only the transaction: on the one connection of the embedded database a statement
+     * through `app.db` would wait for it forever. Leave it out for handlers that write through
+     * `app.db`.
      */
     transaction?: boolean
     /**
@@ -40,10 +47,11 @@ declare module 'fastify' {
     /** The Idempotency-Key this request claimed, to record its response. */
     idempotencyClaim: Claim | null
     /**
-     * The database a POST handler writes with: the request's own transaction when it claimed an
-     * Idempotency-Key (its response is recorded in the same transaction), `app.db` otherwise.
+     * The database a POST handler writes with: on a route with `config.transaction` that claimed an
+     * Idempotency-Key, the request's own transaction (its response is recorded in it), opened at the
+     * first call, so that what runs before holds none; `app.db` otherwise.
      */
-    readonly db: Db
+    writeDb: () => Promise<Db>
     /** Runs `fn` once the request's writes are committed: at once, or after the Idempotency-Key's transaction (dropped if it rolls back). */
     afterCommit: (fn: () => void) => void
   }
@@ -61,21 +69,22 @@ function requestHash (request: FastifyRequest): string {
  */
 async function idempotency (app: FastifyInstance): Promise<void> {
   app.decorateRequest('idempotencyClaim', null)
-  app.decorateRequest('db', {
-    getter (this: FastifyRequest): Db {
-      return this.idempotencyClaim?.trx ?? app.db
-    }
+  app.decorateRequest('writeDb', async function (this: FastifyRequest): Promise<Db> {
+    const claim = this.idempotencyClaim
+    if (claim === null || !claim.transactional) return app.db
+    claim.trx ??= app.db.startTransaction().execute()
+    return claim.trx
   })
   app.decorateRequest('afterCommit', function (this: FastifyRequest, fn: () => void) {
     // Outside the key's transaction a write commits as it runs: what waits on it runs now.
-    const trx = this.idempotencyClaim?.trx
-    if (trx === undefined) fn()
-    else this.idempotencyClaim?.committed.push(fn)
+    const claim = this.idempotencyClaim
+    if (claim === null || !claim.transactional) fn()
+    else claim.committed.push(fn)
   })
 
   /** Undoes the request's writes and gives the key back, so that a retry runs again. */
   const abandon = async (claim: Claim): Promise<void> => {
-    await claim.trx?.rollback().execute().catch(() => {})
+    await claim.trx?.then(async (trx) => { await trx.rollback().execute() }).catch(() => {})
     await releaseKey(app.db, claim.scope, claim.key)
   }
 
@@ -88,16 +97,11 @@ async function idempotency (app: FastifyInstance): Promise<void> {
     const scope = request.user === undefined || request.user === null ? addressScope(normalizeIP(request.ip)) : userScope(request.user.sub)
     const claim = await claimKey(app.db, scope, key, requestHash(request))
     switch (claim.outcome) {
-      case 'claimed': {
-        const trx = request.routeOptions.config.transaction !== true
-          ? undefined
-          : await app.db.startTransaction().execute().catch(async (error: unknown) => {
-            await releaseKey(app.db, scope, key)
-            throw error
-          })
-        request.idempotencyClaim = { scope, key, trx, committed: [] }
+      case 'claimed':
+        // The transaction opens when the handler asks for it (`request.writeDb`): what the handler
+        // does before (a prepare hook recording a failed guess) commits on its own and stays.
+        request.idempotencyClaim = { scope, key, transactional: request.routeOptions.config.transaction === true, trx: undefined, committed: [] }
         return
-      }
       case 'mismatch':
         throw unprocessable('Idempotency-Key was already used for another request', FIELD)
       case 'in-progress':
@@ -123,8 +127,9 @@ async function idempotency (app: FastifyInstance): Promise<void> {
       if (typeof value === 'string') headers[name] = value
     }
     try {
-      await completeKey(claim.trx ?? app.db, claim.scope, claim.key, { statusCode: reply.statusCode, headers, body: payload ?? '' })
-      await claim.trx?.commit().execute()
+      const trx = await claim.trx
+      await completeKey(trx ?? app.db, claim.scope, claim.key, { statusCode: reply.statusCode, headers, body: payload ?? '' })
+      await trx?.commit().execute()
     } catch (error) {
       await abandon(claim)
       throw error

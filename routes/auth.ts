@@ -30,7 +30,7 @@ const authRoutes: FastifyPluginAsync = async (fastify) => {
     config: { auth: 'selfOrAdmin', transaction: true },
     schema: { tags, summary: 'Email a one-time token that confirms the address (at most oneTimeEmailsPerHour)', params: IdParams, querystring: WriteQuery, response: { 202: Queued, ...errors(400, 401, 403, 404, 429) } }
   }, async (request, reply) => {
-    await requestOneTimeToken(app, request.db, request.params.id, 'verify_email')
+    await requestOneTimeToken(app, await request.writeDb(), request.params.id, 'verify_email')
     return reply.code(202).send({ status: 'queued' })
   })
 
@@ -38,7 +38,7 @@ const authRoutes: FastifyPluginAsync = async (fastify) => {
     config: { auth: 'selfOrAdmin', transaction: true },
     schema: { tags, summary: 'Email a one-time token that sets a new password (at most oneTimeEmailsPerHour)', params: IdParams, querystring: WriteQuery, response: { 202: Queued, ...errors(400, 401, 403, 404, 429) } }
   }, async (request, reply) => {
-    await requestOneTimeToken(app, request.db, request.params.id, 'reset_password')
+    await requestOneTimeToken(app, await request.writeDb(), request.params.id, 'reset_password')
     return reply.code(202).send({ status: 'queued' })
   })
 
@@ -46,7 +46,7 @@ const authRoutes: FastifyPluginAsync = async (fastify) => {
     config: { transaction: true },
     schema: { tags, summary: 'Confirm an email address with its one-time token', querystring: WriteQuery, body: VerifyEmailBody, response: { 204: NoContent, ...errors(400, 415, 429) } }
   }, async (request, reply) => {
-    await confirmEmail(request.db, request.body.token)
+    await confirmEmail(await request.writeDb(), request.body.token)
     return reply.code(204).send(null)
   })
 

@@ -155,7 +155,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         schema: { tags, summary: resource.declaration.create?.summary ?? (under === undefined ? `Create a ${resource.name}` : `Create a ${resource.name} of a ${under.target.name}`), ...under === undefined ? {} : { params: IdParams }, querystring: WriteQuery, body: schemas.create, response: { 201: schemas.item, ...errors(400, 401, 403, ...under === undefined ? [] : [404], 409, 413, 415, 422, 429) } }
       }, async (request, reply) => {
         const parent = under === undefined ? undefined : (request.params as Params).id
-        const row = await writes.create(request.db, rule === 'public' ? undefined : request.user, request.body as Record<string, unknown>, { app, afterCommit: (fn) => { request.afterCommit(fn) } }, parent)
+        const row = await writes.create(async () => await request.writeDb(), rule === 'public' ? undefined : request.user, request.body as Record<string, unknown>, { app, afterCommit: (fn) => { request.afterCommit(fn) } }, parent)
         request.afterCommit(() => { announce(app, resource, 'created', row) })
         // The new row's own path: `/api/v1/comments/7` for `POST /api/v1/posts/1/comments`.
         const path = (request.url.split('?')[0] ?? '').replace(/\/$/, '')
@@ -202,7 +202,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       }, async (request, reply) => {
         if (action.input === undefined && !isEmptyBody(request.body)) throw badRequest(`${name} takes no body`, 'body')
         const input = (request.body ?? {}) as Record<string, unknown>
-        const row = found(await writes.act(request.db, name, (request.params as Params).id, request.user, action.input === undefined ? {} : input, ifMatch(request), { app, afterCommit: (fn) => { request.afterCommit(fn) } }), missing)
+        const row = found(await writes.act(await request.writeDb(), name, (request.params as Params).id, request.user, action.input === undefined ? {} : input, ifMatch(request), { app, afterCommit: (fn) => { request.afterCommit(fn) } }), missing)
         request.afterCommit(() => { announce(app, resource, 'updated', row) })
         return written(reply, row)
       })

@@ -36,7 +36,7 @@ const usersRoutes: FastifyPluginAsync<UsersRoutesOptions> = async (fastify, opti
     config: { transaction: true, attemptLimit: { kind: 'signUp', account: (request) => String((request.body as { email?: unknown }).email) } },
     schema: { tags, summary: 'Sign up', querystring: WriteQuery, body: CreateUserBody, response: { 201: User, ...errors(400, 409, 415, 429) } }
   }, async (request, reply) => {
-    const user = await signUp(request.db, request.body)
+    const user = await signUp(await request.writeDb(), request.body)
     return reply.code(201).header('location', `${request.url.split('?')[0]}/${user.id}`).send(user)
   })
 

@@ -16,6 +16,16 @@ import { changeRefused, createdValues, forbidsOthersRows, mayRead, readableKeys,
 type Values = Record<string, unknown>
 
 /**
+ * The database a create or an update is made with: `app.db`, or a function that opens it (a REST
+ * POST's Idempotency-Key transaction: `request.writeDb`), which the write calls only once its prepare
+ * hook has run. A prepare hook never gets it: it runs on `app.db`, outside any transaction, so that
+ * what it records (a failed guess) commits at once and stays whatever the write becomes, with or
+ * without a key, and no transaction of the request is open for its statements to wait behind (the
+ * embedded database has one connection).
+ */
+export type WriteDb = Db | (() => Promise<Db>)
+
+/**
  * Where a write is made, for its hooks: the application, and how the transport runs what waits for
  * the commit (a REST create's Idempotency-Key transaction commits after the write: `request.afterCommit`).
  * Without `afterCommit`, the write's own transaction has committed when it returns.
@@ -38,12 +48,12 @@ export interface ResourceWrites {
    * `afterCreate`; or, for a declaration's own `create`, its `run` with the body, in the create's transaction.
    * `under` is the parent's id of a resource that lives under one (its key's value; 404 naming the parent when there is none).
    */
-  create: (db: Db, caller: AccessUser | undefined, body: Values, env: WriteEnvironment, under?: number) => Promise<Row>
+  create: (db: WriteDb, caller: AccessUser | undefined, body: Values, env: WriteEnvironment, under?: number) => Promise<Row>
   /**
    * Changes the row with a body's values (write-only inputs to the hooks; `check`, the transport's
    * `If-Match`, runs on the row locked first, once the rules allow the change); undefined when there is no such row.
    */
-  update: (db: Db, id: number, caller: AccessUser, body: Values, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
+  update: (db: WriteDb, id: number, caller: AccessUser, body: Values, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
   /** Deletes the row (`check` runs on it locked first, as for `update`): the row as it was, or undefined when there was none. */
   remove: (db: Db, id: number, caller: AccessUser, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
   /**
@@ -67,6 +77,16 @@ async function unlessHidden<T> (write: () => Promise<T>): Promise<T | undefined>
 }
 
 type Later = () => void | Promise<void>
+
+/** The database a prepare hook runs on: `app.db`, the write's own not yet opened (see `WriteDb`). */
+function preparing (db: WriteDb, env: WriteEnvironment): Db {
+  // An open transaction would take the hook's records with it (or, on one connection, never let them run).
+  if (typeof db !== 'function' && db.isTransaction) throw new Error('a write with a prepare hook was given an open transaction: give a function that opens it')
+  return env.app.db
+}
+
+/** The write's database, opened once its prepare hook is done. */
+const opened = async (db: WriteDb): Promise<Db> => typeof db === 'function' ? await db() : db
 
 /**
  * Runs `write` with a hooks' `afterCommit` that collects what waits for the commit, then hands it to
@@ -144,12 +164,16 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
       }
 
   return {
-    async create (db, caller, body, env, under) {
-      if (ownCreate !== undefined) return committing(env, async (afterCommit) => data.create(db, body, async (trx) => await ownCreate.run({ trx, caller, app: env.app, afterCommit, input: body }) as Row))
+    async create (writeDb, caller, body, env, under) {
+      if (ownCreate !== undefined) {
+        const db = await opened(writeDb)
+        return committing(env, async (afterCommit) => data.create(db, body, async (trx) => await ownCreate.run({ trx, caller, app: env.app, afterCommit, input: body }) as Row))
+      }
       const { values: columns, input } = splitInputs(resource, body)
       const given = createdValues(resource, caller, columns)
       if (resource.under !== undefined) given[resource.under.key] = under
-      const values = prepareCreate === undefined ? given : await prepareCreate({ db, caller, app: env.app, values: given, input }) ?? given
+      const values = prepareCreate === undefined ? given : await prepareCreate({ db: preparing(writeDb, env), caller, app: env.app, values: given, input }) ?? given
+      const db = await opened(writeDb)
       const write = async () => await committing(env, async (afterCommit) => data.create(db, values, creating({ caller, app: env.app, afterCommit }, values, input), readable(caller)))
       if (resource.under === undefined) return write()
       const { key, target } = resource.under
@@ -161,11 +185,12 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
         throw error
       }
     },
-    async update (db, id, caller, body, check, env) {
+    async update (writeDb, id, caller, body, check, env) {
       return unlessHidden(async () => {
         mayChangeId('update', caller, id)
         const split = splitInputs(resource, body)
-        const values = prepareUpdate === undefined ? split.values : await prepareUpdate({ db, caller, app: env.app, id, values: split.values, input: split.input }) ?? split.values
+        const values = prepareUpdate === undefined ? split.values : await prepareUpdate({ db: preparing(writeDb, env), caller, app: env.app, id, values: split.values, input: split.input }) ?? split.values
+        const db = await opened(writeDb)
         return committing(env, async (afterCommit) => data.update(db, id, values, checked('update', caller, check), updating({ caller, app: env.app, afterCommit }, values, split.input), readable(caller)))
       })
     },

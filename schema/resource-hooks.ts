@@ -31,10 +31,15 @@ export interface WriteContext {
 }
 
 /**
- * What a `prepare` hook receives: it runs before the write's transaction opens, nothing locked yet.
- * `db` is the database the write is made with (a create's Idempotency-Key transaction, else `app.db`).
+ * What a `prepare` hook receives: it runs before the write's transaction opens, nothing locked yet,
+ * and before a REST create's Idempotency-Key transaction opens too.
  */
 export interface PrepareContext {
+  /**
+   * `app.db`, outside any transaction: each statement commits as it runs, so what the hook records
+   * (a failed guess) stays whatever the write becomes, refused or rolled back, with or without an
+   * Idempotency-Key.
+   */
   db: Db
   caller: AccessUser | undefined
   app: FastifyInstance
@@ -51,8 +56,10 @@ export interface PrepareContext {
  * a `before` hook may return other values to write instead: columns outside the representation too,
  * such as a password's hash. An `after` hook runs before the commit and may
  * return the row to answer with. Update and delete hooks see `current`, the row as it was, locked
- * until the commit. A `prepare` hook runs before the transaction opens: what it writes stays even
- * when it (or the write) refuses, so a wrong password's failure is recorded.
+ * until the commit. A `prepare` hook runs before the transaction opens (the write's, and a REST
+ * create's Idempotency-Key transaction alike), on `app.db`: what it writes stays even when it (or the
+ * write) refuses, so a wrong password's failure is recorded, and counts toward a lock as soon with a
+ * key as without one.
  * @example
  * hooks: {
  *   async beforeCreate ({ trx, caller, values }) {
