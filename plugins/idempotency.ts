@@ -1,12 +1,14 @@
-import { createHash } from 'node:crypto'
+import { hkdfSync } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest, onResponseAsyncHookHandler, onSendAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import type { ControlledTransaction } from 'kysely'
 import type { Db } from '../db/connect.js'
 import { normalizeIP } from '@fastify/rate-limit'
+import { hmacBase64url } from '../db/hmac.js'
 import { addressScope, claimKey, completeKey, releaseKey, userScope } from '../db/idempotency.js'
 import type { Database } from '../db/types.js'
 import { badRequest, conflict, unprocessable } from '../schema/errors.js'
+import { useConfig } from './config.js'
 
 const HEADER = 'idempotency-key'
 const FIELD = 'Idempotency-Key'
@@ -57,17 +59,47 @@ declare module 'fastify' {
   }
 }
 
-function requestHash (request: FastifyRequest): string {
+// Never part of a fingerprint, whatever the route's schema says.
+const PASSWORD_FIELD = /password|passphrase/i
+
+/**
+ * The fields `schema` marks `writeOnly` (JSON Schema's annotation), at any depth: secrets a body
+ * gives and no answer shows (a declaration's write-only inputs, the users' passwords).
+ */
+export function writeOnlyFields (schema: unknown, found = new Set<string>(), seen = new Set<object>()): Set<string> {
+  if (typeof schema !== 'object' || schema === null || seen.has(schema)) return found
+  seen.add(schema)
+  const { properties, patternProperties, additionalProperties, items, prefixItems, anyOf, oneOf, allOf } = schema as Record<string, unknown>
+  for (const [name, field] of Object.entries(properties ?? {})) {
+    if ((field as { writeOnly?: unknown } | null)?.writeOnly === true) found.add(name)
+  }
+  const nested = [...Object.values(properties ?? {}), ...Object.values(patternProperties ?? {}), additionalProperties, items, prefixItems, anyOf, oneOf, allOf]
+  for (const inner of nested.flat()) writeOnlyFields(inner, found, seen)
+  return found
+}
+
+/**
+ * What a key is held to: an HMAC, under a key of the server's (derived from `jwtSecret`, which
+ * every instance shares), of the request's method, path and body without its secrets (the fields
+ * in `secrets`, and any field named like a password, at any depth). Nothing stored with the key
+ * tests a password guess: the password is not in it, and without the server's key nothing is.
+ */
+function fingerprint (key: string, request: FastifyRequest, secrets: ReadonlySet<string>): string {
   const path = request.url.split('?')[0] ?? ''
-  return createHash('sha256').update(`${request.method} ${path}\n${JSON.stringify(request.body ?? null)}`).digest('base64url')
+  const body = JSON.stringify(request.body ?? null, (field: string, value: unknown) => secrets.has(field) || PASSWORD_FIELD.test(field) ? undefined : value)
+  return hmacBase64url(key, `${request.method} ${path}\n${body}`)
 }
 
 /**
  * `Idempotency-Key` on every POST: the same key with the same request within 24 h gets the first
  * response again, without a second write; with another request, 422. Kept in PostgreSQL, so it
  * holds across instances. Keys are per caller (user id when signed in, else the client's address).
+ * A request is told from another by its fingerprint, which leaves its secrets out (see `fingerprint`).
  */
 async function idempotency (app: FastifyInstance): Promise<void> {
+  // Fingerprints have a key of their own, derived from the signing secret as the outbox's is: every
+  // instance has it, and nothing else signed with `jwtSecret` is ever a fingerprint.
+  const fingerprintKey = Buffer.from(hkdfSync('sha256', useConfig(app, {}).jwtSecret, '', 'tandem idempotency fingerprint', 32)).toString('base64url')
   app.decorateRequest('idempotencyClaim', null)
   app.decorateRequest('writeDb', async function (this: FastifyRequest): Promise<Db> {
     const claim = this.idempotencyClaim
@@ -88,14 +120,15 @@ async function idempotency (app: FastifyInstance): Promise<void> {
     await releaseKey(app.db, claim.scope, claim.key)
   }
 
-  const check: preHandlerAsyncHookHandler = async (request, reply) => {
+  // One per route: its body schema says which fields are secrets.
+  const checking = (secrets: ReadonlySet<string>): preHandlerAsyncHookHandler => async (request, reply) => {
     const key = request.headers[HEADER]
     if (key === undefined) return
     if (typeof key !== 'string' || key.length === 0 || key.length > 255) {
       throw badRequest('Idempotency-Key must be 1 to 255 characters', FIELD)
     }
     const scope = request.user === undefined || request.user === null ? addressScope(normalizeIP(request.ip)) : userScope(request.user.sub)
-    const claim = await claimKey(app.db, scope, key, requestHash(request))
+    const claim = await claimKey(app.db, scope, key, fingerprint(fingerprintKey, request, secrets))
     switch (claim.outcome) {
       case 'claimed':
         // The transaction opens when the handler asks for it (`request.writeDb`): what the handler
@@ -149,7 +182,7 @@ async function idempotency (app: FastifyInstance): Promise<void> {
   app.addHook('onRoute', (route) => {
     if (route.method !== 'POST' && !(Array.isArray(route.method) && route.method.includes('POST'))) return
     if (route.config?.replayable === false) return
-    route.preHandler = [...[route.preHandler ?? []].flat(), check]
+    route.preHandler = [...[route.preHandler ?? []].flat(), checking(writeOnlyFields(route.schema?.body))]
     route.onSend = [...[route.onSend ?? []].flat(), record]
     route.onResponse = [...[route.onResponse ?? []].flat(), cleanUp]
   })

@@ -5,7 +5,7 @@ import { Password } from './users.js'
 export const LoginBody = Type.Object({
   email: Email,
   // Any length: a login only compares; the rules apply where a password is set.
-  password: Type.String({ minLength: 1, maxLength: 1024 })
+  password: Type.String({ minLength: 1, maxLength: 1024, writeOnly: true })
 }, { additionalProperties: false })
 export type LoginBodyType = Static<typeof LoginBody>
 

@@ -52,7 +52,8 @@ export interface PrepareContext {
  * refuses the write by throwing a contract error (`conflict`, `unprocessable`, `forbidden`,
  * `badRequest`: answered in the error model in both styles; anything else is a 500), and nothing
  * of the write remains. `values` are the columns about to be written (the body's, with the owner set
- * to the caller); `input` the write-only inputs the body gave (the declaration's `inputs`: a password);
+ * to the caller); `input` the write-only inputs the body gave (the declaration's `inputs`: a password; never
+ * stored by Tandem, not even in an Idempotency-Key's fingerprint);
  * a `before` hook may return other values to write instead: columns outside the representation too,
  * such as a password's hash. An `after` hook runs before the commit and may
  * return the row to answer with. Update and delete hooks see `current`, the row as it was, locked
@@ -102,7 +103,10 @@ export interface ResourceHooks<Row = Values> {
 export interface ActionDeclaration<Row = Values> {
   /** Who may run it: owner rules look at the locked row, as updates do. */
   auth: Exclude<AccessRule, 'public'>
-  /** The body (REST) and `input` argument (GraphQL), checked before `run`; none when left out. */
+  /**
+   * The body (REST) and `input` argument (GraphQL), checked before `run`; none when left out. Mark a
+   * secret field `writeOnly: true`, as for a create's `input`.
+   */
   input?: TObject
   /** One line for the OpenAPI entry and the GraphQL description. @example 'Archive a label' */
   summary?: string
@@ -122,7 +126,11 @@ export interface ActionDeclaration<Row = Values> {
  * }
  */
 export interface CreateDeclaration<Row = Values> {
-  /** The body and GraphQL input: an object, closed to unknown fields unless it sets `additionalProperties`. */
+  /**
+   * The body and GraphQL input: an object, closed to unknown fields unless it sets `additionalProperties`.
+   * Mark a secret field of it `writeOnly: true` (a field named like a password is taken as one anyway):
+   * an Idempotency-Key's fingerprint leaves it out.
+   */
   input: TObject
   /** One line for the OpenAPI entry and the GraphQL description. @example 'Place an order' */
   summary?: string

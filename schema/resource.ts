@@ -218,6 +218,8 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
    * Fields of bodies that are not columns (write-only): each handed to the hooks of the writes it is
    * `on` as `input`, which make of it what is written (a password's hash). A create input needs a
    * create hook (`prepareCreate`, `beforeCreate`, `afterCreate`), an update input an update hook.
+   * Their schemas are marked `writeOnly`, and an Idempotency-Key's fingerprint leaves them out: nothing
+   * stored tests a guess of them.
    * @example { password: { schema: Type.Optional(Password), on: ['create'] } }
    */
   inputs?: Readonly<Record<string, InputDeclaration>>
@@ -560,10 +562,12 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   // A create that may name its owner takes it last, and may leave it out (the caller).
   if (declaration.ownerOnCreate !== undefined) createProperties[declaration.owner as string] = Type.Optional(withoutDefault(properties[declaration.owner as string] as TSchema))
   const replaceProperties = Object.fromEntries(Object.entries(writable).map(([field, schema]) => [field, optionalIf(acceptsNull)(schema)]))
-  // Write-only inputs after the columns, as their schemas say (`Type.Optional`: may be left out).
+  // Write-only inputs after the columns, as their schemas say (`Type.Optional`: may be left out), and
+  // marked `writeOnly`: OpenAPI says so, and an Idempotency-Key's fingerprint leaves them out.
   for (const [input, { schema, on }] of Object.entries(declaration.inputs ?? {})) {
-    if (on.includes('create')) createProperties[input] = schema
-    if (on.includes('update')) replaceProperties[input] = schema
+    const writeOnly = { ...schema, writeOnly: true } as TSchema
+    if (on.includes('create')) createProperties[input] = writeOnly
+    if (on.includes('update')) replaceProperties[input] = writeOnly
   }
   const patchProperties = Object.fromEntries(Object.entries(replaceProperties).map(([field, schema]) => [field, KindGuard.IsOptional(schema) ? schema : Type.Optional(schema)]))
   const rest = pick(fields.filter((field) => field !== key))

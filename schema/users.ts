@@ -2,7 +2,8 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Email, Id, ListOf, ListQuery, Selectable, Timestamp } from './common.js'
 
 const Name = Type.String({ minLength: 1, maxLength: 200 })
-export const Password = Type.String({ minLength: 8, maxLength: 1024, description: 'At least 8 characters.' })
+// `writeOnly`: never answered, and never part of an Idempotency-Key's fingerprint (plugins/idempotency.ts).
+export const Password = Type.String({ minLength: 8, maxLength: 1024, writeOnly: true, description: 'At least 8 characters.' })
 
 export const User = Type.Object({
   id: Id,
@@ -22,7 +23,7 @@ export const CreateUserBody = Type.Object({
 export type CreateUserBodyType = Static<typeof CreateUserBody>
 
 /** The password of the caller, needed when users change their own email. */
-const CurrentPassword = Type.String({ minLength: 1, maxLength: 1024, description: 'Your current password: needed to change your own email.' })
+const CurrentPassword = Type.String({ minLength: 1, maxLength: 1024, writeOnly: true, description: 'Your current password: needed to change your own email.' })
 
 export const ReplaceUserBody = Type.Object({ name: Name, email: Email, current_password: Type.Optional(CurrentPassword) }, { additionalProperties: false })
 export type ReplaceUserBodyType = Static<typeof ReplaceUserBody>

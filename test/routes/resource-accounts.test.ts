@@ -8,6 +8,8 @@ import t from 'tap'
 import { badRequest, conflict, defineResource, forbidden, resourceSdl, Type } from '../../index.js'
 import { adminToken, apiClient, body, build, graphql, signedIn, testDb } from '../helpers/app.js'
 import { recordSql } from '../helpers/sql-log.js'
+import { resourceData } from '../../db/resource.js'
+import { resourceWrites } from '../../rules/resource-writes.js'
 
 // Members of a club: anyone joins; a member (whose id is a user's) or an administrator changes or removes it.
 const members = defineResource({
@@ -233,6 +235,33 @@ t.test('regression: an Idempotency-Key rolled back what a refused prepareCreate 
   t.same([replayed.statusCode, replayed.headers['idempotent-replayed']], [201, 'true'], 'the same key and body are replayed')
   t.equal(await guesses(), 1, 'a replay runs no hook')
   t.equal((await sql<{ count: number }>`select count(*)::int as count from passes`.execute(app.db)).rows[0]?.count, 1, 'one pass written')
+})
+
+t.test('a write with a prepare hook refuses a transaction already open: the hook\'s records would go with it', async (t) => {
+  const app = await build(t, { resources: [members, passes], migrations })
+  const writes = resourceWrites(passes, resourceData(passes), [members, passes])
+  await app.db.transaction().execute(async (trx) => {
+    await t.rejects(writes.create(trx, undefined, { name: 'Guest', code: 'guess' }, { app }), /given an open transaction/)
+  })
+  const opened = await writes.create(async () => app.db, undefined, { name: 'Guest', code: 'sesame' }, { app })
+  t.match(opened, { name: 'Guest' }, 'a function that opens it is called once the hook is done')
+})
+
+t.test('regression: a write-only input was in an Idempotency-Key\'s fingerprint under a fast hash; it is left out', async (t) => {
+  const { app } = await setUp(t)
+  const join = (passphrase: string, name = 'Keyed') => apiClient(app)('POST', '/members', { name, passphrase }, { 'idempotency-key': 'join' })
+  const first = await join('open sesame')
+  t.equal(first.statusCode, 201)
+  const stored = await app.db.selectFrom('idempotency_keys').selectAll().where('key', '=', 'join').executeTakeFirstOrThrow()
+  const plain = createHash('sha256').update(`POST /api/v1/members\n${JSON.stringify({ name: 'Keyed', passphrase: 'open sesame' })}`).digest('base64url')
+  t.not(stored.request_hash, plain, 'not the plain sha256 of the body')
+  t.notOk(JSON.stringify(stored).includes('open sesame'), 'the input is nowhere in the row')
+  const retried = await join('another sesame')
+  t.same([retried.statusCode, retried.headers['idempotent-replayed'], retried.body], [201, 'true', first.body], 'only the input differs: a retry, answered as the first')
+  t.same((await sql`select secret_hash from members where name = 'Keyed'`.execute(app.db)).rows, [{ secret_hash: hashed('open sesame') }], 'the first input stands')
+  t.equal((await join('open sesame', 'Other')).statusCode, 422, 'a column that differs is another request')
+  const document = body<{ paths: Record<string, { post: { requestBody: { content: Record<string, { schema: { properties: Record<string, { writeOnly?: boolean }> } }> } } }> }>(await app.inject({ url: '/openapi.json' }))
+  t.equal(document.paths['/api/v1/members']?.post.requestBody.content['application/json']?.schema.properties.passphrase?.writeOnly, true, 'OpenAPI marks it writeOnly')
 })
 
 t.test('a refused prepareUpdate leaves its record with and without an Idempotency-Key, in both styles', async (t) => {
