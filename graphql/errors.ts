@@ -35,6 +35,8 @@ export class GraphqlRequestError extends Error {
 
 // graphql-js's own messages for variables whose values do not fit their types (coerceVariableValues).
 const VARIABLE_VALUE = /^Variable "\$[^"]+" (got invalid value|of required type|of non-null type)/
+// Those of them that quote the value (graphql-js and graphql-jit both write it whole): only the name is kept.
+const QUOTES_VALUE = /^Variable "\$([_A-Za-z][_0-9A-Za-z]*)" got invalid value/
 // graphql-js's own messages when `operationName` does not pick one operation of the document.
 const OPERATION_CHOICE = /^(Unknown operation named "|Must provide operation name if query contains multiple operations|Must provide an operation)/
 
@@ -55,8 +57,12 @@ export function formatError (error: GraphQLError, phase: Phase, log: FastifyBase
   if (error.path !== undefined) base.path = error.path
   const ours = error.extensions?.code
   if (typeof ours === 'string') return { ...base, extensions: error.extensions }
-  // Variables whose values do not fit their types (the scalar's own error is the original).
-  if (VARIABLE_VALUE.test(error.message)) return { ...base, extensions: { code: codes.badUserInput } }
+  // Variables whose values do not fit their types (the scalar's own error is the original). They are
+  // checked before graphql-js sees them (variables.ts); should one still get here, its value stays out.
+  if (VARIABLE_VALUE.test(error.message)) {
+    const name = QUOTES_VALUE.exec(error.message)?.[1]
+    return { ...base, ...(name === undefined ? {} : { message: `Variable "$${name}" got an invalid value.` }), extensions: { code: codes.badUserInput } }
+  }
   if (error.originalError === undefined && OPERATION_CHOICE.test(error.message)) return { ...base, extensions: { code: codes.badUserInput } }
 
   const original = error.originalError

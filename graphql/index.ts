@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
 import { getOperationAST, Kind, Location, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema } from 'graphql'
-import mercurius, { type IResolvers } from 'mercurius'
+import mercurius, { type IResolvers, type MercuriusContext } from 'mercurius'
 import type { TandemOptions } from '../schema/options.js'
 import type { AccessUser } from '../plugins/auth.js'
 import { useConfig } from '../plugins/config.js'
@@ -13,6 +13,7 @@ import { clientError, codes, errorFormatter, errorHandler, GraphqlRequestError }
 import { graphiqlPage } from './graphiql.js'
 import { documentCacheEntries, MAX_DOCUMENT_BYTES, MAX_DOCUMENT_TOKENS, overLimits, oversized } from './documents.js'
 import { complexityLimit, depthLimit, mutationLimit } from './limits.js'
+import { VariableCheck } from './variables.js'
 import { PersistedQueryStore } from './persisted.js'
 import { answersPerResponseKeyIn } from './relations.js'
 import { declaredResolvers } from './declared.js'
@@ -77,6 +78,24 @@ function checkGetParameters (query: Record<string, unknown>): void {
   if (getOperationAST(document, operationName) === null) {
     throw clientError(operationName === undefined ? 'Must provide operation name if query contains multiple operations.' : `Unknown operation named "${operationName}".`, codes.badUserInput)
   }
+}
+
+/**
+ * What an HTTP request sent for the operation Mercurius runs: its body's (or, batched, its item's)
+ * or its query string's `variables` and `operationName`, read as Mercurius reads them. Undefined
+ * without a request (the application's own `app.graphql(…)` calls) or without variables.
+ */
+function sentVariables (context: MercuriusContext): { variables: unknown, operationName: unknown } | undefined {
+  const request = context.reply?.request as FastifyRequest | undefined
+  if (request === undefined) return undefined
+  let sent = (request.method === 'GET' ? request.query : request.body) as unknown
+  if (Array.isArray(sent)) sent = sent[context.operationId ?? 0]
+  if (sent === null || typeof sent !== 'object') return undefined
+  const { variables, operationName } = sent as { variables?: unknown, operationName?: unknown }
+  if (variables === undefined || variables === null || variables === '') return undefined
+  if (typeof variables !== 'string') return { variables, operationName }
+  // GET: JSON text, already found to be an object by checkGetParameters.
+  try { return { variables: JSON.parse(variables) as unknown, operationName } } catch { return undefined }
 }
 
 const usesVariables = (document: DocumentNode): boolean =>
@@ -150,6 +169,9 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
   const store = new PersistedQueryStore(app.db, { cacheSize: persistedQueryCacheSize, learntLimit: persistedQueryLimit, learntBytes: persistedQueryBytes })
   app.decorate('tandemGraphql', { persist: async (query: string) => store.save(query) })
   const persistedOnly = config.graphqlPersistedOnly
+  const variableCheck = new VariableCheck({ maxBytes: config.graphqlMaxVariablesBytes })
+  // The live schema, once Mercurius has it (subscriptions' variables are checked against it).
+  let liveSchema: (() => GraphQLSchema) | undefined
   // The declared resources' SDL comes from their declarations, the built-in ones' too (readable as
   // files in schema/graphql/declared/, which the tests check against them).
   const served = servedResources(resources)
@@ -187,7 +209,12 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
   const gate = new SocketGate({
     initTimeoutMs: connectionInitWaitTimeout ?? CONNECTION_INIT_WAIT_MS,
     maxSubscriptions: config.graphqlMaxSubscriptions,
-    checkDocument: overLimits,
+    checkRequest: ({ query, variables, operationName }) => {
+      const tooLarge = overLimits(query)
+      if (tooLarge !== undefined) return [tooLarge]
+      if (liveSchema === undefined) throw new Error('graphql: a subscription arrived before the schema was built')
+      return variableCheck.check(liveSchema(), query, variables, operationName)
+    },
     limitCall: async (connection, token) => {
       if (!app.hasDecorator('tandemLimitCall')) return undefined
       // A token that no longer passes counts as anonymous, by address.
@@ -274,6 +301,7 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
       }
     })
 
+    liveSchema = () => scope.graphql.schema
     if (!gated) throw new Error('graphql: the subscription WebSocket handler was not found to guard (has Mercurius changed?); refusing to start')
     operationMetrics?.addHooks(scope)
 
@@ -293,7 +321,16 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
       const [first] = validate(schema, document, rules)
       if (first !== undefined) throw first.extensions.code === undefined ? clientError(first.message, codes.validationFailed) : first
     })
-    scope.graphql.addHook('preParsing', async (_schema, source) => { await refuseUnknown(source) })
+    scope.graphql.addHook('preParsing', async (schema, source, context) => {
+      await refuseUnknown(source)
+      // Variables reach graphql-js (or graphql-jit) right after this hook, for a document Mercurius
+      // has cached as for a new one: they are checked here, on every path over HTTP (GET, POST,
+      // persisted queries), before any coercion. A request without variables pays nothing.
+      const sent = sentVariables(context)
+      if (sent === undefined) return
+      const refusal = variableCheck.check(schema, source, sent.variables, sent.operationName)
+      if (refusal !== undefined) throw new GraphqlRequestError(refusal)
+    })
     scope.graphql.addHook('preValidation', async (_schema, document) => {
       // Mercurius would take a query that is JSON as a ready-made AST (or null); only GraphQL text is accepted.
       if (!((document as DocumentNode | null)?.loc instanceof Location)) throw notGraphqlText()

@@ -17,8 +17,11 @@ export interface SocketGateOptions {
   initTimeoutMs: number
   /** Subscriptions one connection may hold at once. @example 50 */
   maxSubscriptions: number
-  /** The refusal of a document Mercurius should not parse, or undefined. */
-  checkDocument: (query: string) => GraphQLError | undefined
+  /**
+   * The refusal of a `subscribe` Mercurius should not see (a document it should not parse,
+   * variables graphql-js should not coerce), or undefined.
+   */
+  checkRequest: (request: SubscribeRequest) => readonly GraphQLError[] | undefined
   /**
    * Counts a subscription against its caller's rate limit: `token` is the one of `connection_init`.
    * Resolves to the seconds to wait when over, else undefined.
@@ -26,6 +29,9 @@ export interface SocketGateOptions {
   limitCall: (connection: FastifyRequest, token: string | undefined) => Promise<number | undefined>
   log: FastifyBaseLogger
 }
+
+/** What a `subscribe` message asks for (its `payload`): the document is GraphQL text. */
+export interface SubscribeRequest { query: string, variables?: unknown, operationName?: unknown }
 
 /** graphql-transport-ws closes a connection not initialised in time with this code. */
 const INIT_TIMEOUT = { code: 4408, reason: 'Connection initialisation timeout' } as const
@@ -41,7 +47,8 @@ const readMessage = (data: unknown): ClientMessage | undefined => {
   }
 }
 
-const queryOf = (payload: unknown): unknown => payload !== null && typeof payload === 'object' ? (payload as { query?: unknown }).query : undefined
+const requestOf = (payload: unknown): SubscribeRequest | undefined =>
+  payload !== null && typeof payload === 'object' && typeof (payload as { query?: unknown }).query === 'string' ? payload as SubscribeRequest : undefined
 
 /** `subscribe` / `complete` of graphql-transport-ws, `start` / `stop` of the legacy graphql-ws. */
 const isSubscribe = (type: unknown) => type === 'subscribe' || type === 'start'
@@ -51,11 +58,11 @@ const ENDS = ['{"type":"complete"', '{"type":"error"']
 
 /**
  * Looks at what a client sends on a subscription socket before Mercurius does, which parses a
- * `subscribe` document without limits, keeps no count of subscriptions and never times out
- * `connection_init`: closes a connection not initialised in time (4408), and answers with an
- * `error` message, without passing it on, a `subscribe` whose document is too large, one past
- * the connection's subscriptions, and one over its caller's rate limit. Messages reach
- * Mercurius in the order they came.
+ * `subscribe` document without limits (and has graphql-js coerce its variables), keeps no count
+ * of subscriptions and never times out `connection_init`: closes a connection not initialised in time (4408), and answers with an
+ * `error` message, without passing it on, a `subscribe` whose document is too large or whose
+ * variables do not fit their types, one past the connection's subscriptions, and one over its
+ * caller's rate limit. Messages reach Mercurius in the order they came.
  */
 export class SocketGate {
   readonly #options: SocketGateOptions
@@ -101,8 +108,8 @@ export class SocketGate {
       if (active.delete(id)) this.#open--
     }
 
-    const refuse = (id: string, error: GraphQLError) => {
-      socket.send(JSON.stringify({ type: 'error', id, payload: [{ message: error.message, extensions: error.extensions }] }))
+    const refuse = (id: string, errors: readonly GraphQLError[]) => {
+      socket.send(JSON.stringify({ type: 'error', id, payload: errors.map((error) => ({ message: error.message, extensions: error.extensions })) }))
     }
     // Resolves to whether Mercurius may see the message.
     const admit = async (message: ClientMessage): Promise<boolean> => {
@@ -116,20 +123,29 @@ export class SocketGate {
         end(message.id)
         return true
       }
-      if (!isSubscribe(message.type) || active.has(message.id)) return true
-      const query = queryOf(message.payload)
-      const refusal = typeof query === 'string' ? options.checkDocument(query) : undefined
+      if (!isSubscribe(message.type)) return true
+      // Every subscribe, even one reusing an open subscription's id (which Mercurius runs too).
+      const request = requestOf(message.payload)
+      let refusal: readonly GraphQLError[] | undefined
+      try {
+        refusal = request === undefined ? undefined : options.checkRequest(request)
+      } catch (err) {
+        // Fails closed: what could not be checked is not passed on.
+        options.log.error({ err }, 'graphql: could not check a subscribe message')
+        refusal = [clientError('the subscription could not be checked', codes.internal)]
+      }
       if (refusal !== undefined) {
         refuse(message.id, refusal)
         return false
       }
+      if (active.has(message.id)) return true
       if (active.size >= options.maxSubscriptions) {
-        refuse(message.id, clientError(`a connection may hold at most ${options.maxSubscriptions} subscriptions`, codes.tooManySubscriptions, { maximum: options.maxSubscriptions }))
+        refuse(message.id, [clientError(`a connection may hold at most ${options.maxSubscriptions} subscriptions`, codes.tooManySubscriptions, { maximum: options.maxSubscriptions })])
         return false
       }
       const wait = await options.limitCall(connection, token)
       if (wait !== undefined) {
-        refuse(message.id, clientError(`rate limit exceeded, retry in ${wait} seconds`, codes.rateLimited))
+        refuse(message.id, [clientError(`rate limit exceeded, retry in ${wait} seconds`, codes.rateLimited)])
         return false
       }
       start(message.id)

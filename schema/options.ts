@@ -92,6 +92,12 @@ export const TandemOptionsSchema = Type.Object({
    */
   graphqlDocumentCacheBytes: Type.Integer({ default: 128 * 1024 * 1024, minimum: 8 * 1024 * 1024 }),
   /**
+   * Bytes the variables of one GraphQL operation may take, written as JSON; larger ones are refused
+   * (`BAD_USER_INPUT`) before anything reads them. The default takes the largest built-in input (a
+   * post of 100,000 characters); raise it for larger inputs of your own. @example 1048576
+   */
+  graphqlMaxVariablesBytes: Type.Integer({ default: 512 * 1024, minimum: 1024 }),
+  /**
    * Serve `GET /metrics` (Prometheus text: requests, GraphQL operations, the pool, rate limiting,
    * the event loop, subscriptions) on the API's own port. Off: no metric is collected. @example true
    */

@@ -376,7 +376,11 @@ t.test('GraphQL huge variables are bounded', async (t) => {
   const app = await build(t)
   const { user } = await fixtures(app)
   const list = await graphql(app, 'query ($ids: [ID!]!) { user(id: "1") { id } }', { headers: user.headers, variables: { ids: Array.from({ length: 100_000 }, (_, i) => String(i)) } })
-  t.same(errorCodes(list), ['GRAPHQL_VALIDATION_FAILED'], 'an unused variable is refused before anything runs')
+  // ~790 KB of variables: over GRAPHQL_MAX_VARIABLES_BYTES (512 KiB), refused before the document is even validated.
+  t.same(errorCodes(list), ['BAD_USER_INPUT'], 'variables over their size bound are refused before anything runs')
+  t.match(list.errors?.[0]?.message, /variables are larger than/)
+  const unused = await graphql(app, 'query ($ids: [ID!]!) { user(id: "1") { id } }', { headers: user.headers, variables: { ids: ['1'] } })
+  t.same(errorCodes(unused), ['GRAPHQL_VALIDATION_FAILED'], 'an unused variable is refused before anything runs')
   const wide = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, i]))
   const keys = await graphql(app, '{ user(id: "1") { id } }', { headers: user.headers, variables: wide })
   t.equal(keys.statusCode, 200)
