@@ -17,6 +17,7 @@ export const codes = {
   badRequest: 'BAD_REQUEST',
   rateLimited: 'RATE_LIMITED',
   tooManySubscriptions: 'TOO_MANY_SUBSCRIPTIONS',
+  introspectionDisabled: 'INTROSPECTION_DISABLED',
   internal: 'INTERNAL_SERVER_ERROR'
 } as const
 
@@ -42,6 +43,24 @@ const OPERATION_CHOICE = /^(Unknown operation named "|Must provide operation nam
 
 type Phase = 'request' | 'execution'
 
+// graphql-js appends its suggestions to a message: ` Did you mean "name"?`, ` Did you mean "a", "b", or "c"?`,
+// ` Did you mean the enum value "A"?`, ` Did you mean to use an inline fragment on "T"?` (names hold no `?`).
+const SUGGESTION = /\s*Did you mean [^?]*\?/g
+
+/** `message` without graphql-js's "Did you mean …?" suggestions, which name parts of the schema. */
+export const withoutSuggestions = (message: string): string => message.replace(SUGGESTION, '')
+
+/** How errors are written for clients. */
+export interface FormatOptions {
+  /**
+   * Keep graphql-js's "Did you mean …?" suggestions in messages. They name fields, arguments and
+   * types of the schema: off where introspection is off. @example false
+   */
+  suggestions: boolean
+}
+
+const WITH_SUGGESTIONS: FormatOptions = { suggestions: true }
+
 function fromTandemError (error: TandemError): GraphQLFormattedError['extensions'] {
   return error.field === undefined ? { code: graphqlCode(error.code) } : { code: graphqlCode(error.code), field: error.field }
 }
@@ -51,7 +70,12 @@ function fromTandemError (error: TandemError): GraphQLFormattedError['extensions
  * `extensions.code` (with `field` when an input caused it). Unknown faults become
  * INTERNAL_SERVER_ERROR with a fixed message and are logged; no SQL, stack or driver text leaves.
  */
-export function formatError (error: GraphQLError, phase: Phase, log: FastifyBaseLogger): GraphQLFormattedError {
+export function formatError (error: GraphQLError, phase: Phase, log: FastifyBaseLogger, options: FormatOptions = WITH_SUGGESTIONS): GraphQLFormattedError {
+  const formatted = formatOne(error, phase, log)
+  return options.suggestions ? formatted : { ...formatted, message: withoutSuggestions(formatted.message) }
+}
+
+function formatOne (error: GraphQLError, phase: Phase, log: FastifyBaseLogger): GraphQLFormattedError {
   const base: { message: string, locations?: GraphQLFormattedError['locations'], path?: GraphQLFormattedError['path'] } = { message: error.message }
   if (error.locations !== undefined) base.locations = error.locations
   if (error.path !== undefined) base.path = error.path
@@ -89,9 +113,9 @@ export function formatError (error: GraphQLError, phase: Phase, log: FastifyBase
 }
 
 /** Mercurius's `errorFormatter`: errors of an executed operation; always HTTP 200. */
-export function errorFormatter (execution: ExecutionResult & { errors: readonly GraphQLError[] }, context: { reply?: FastifyReply, app?: { log: FastifyBaseLogger } }): { statusCode: number, response: ExecutionResult } {
+export function errorFormatter (execution: ExecutionResult & { errors: readonly GraphQLError[] }, context: { reply?: FastifyReply, app?: { log: FastifyBaseLogger } }, options: FormatOptions = WITH_SUGGESTIONS): { statusCode: number, response: ExecutionResult } {
   const log = context.reply?.log ?? context.app?.log
-  const errors = execution.errors.map((error) => formatError(error, 'execution', log as FastifyBaseLogger))
+  const errors = execution.errors.map((error) => formatError(error, 'execution', log as FastifyBaseLogger, options))
   // The formatted errors are plain JSON objects, as `GraphQLError.toJSON()` would give.
   return { statusCode: 200, response: { data: execution.data ?? null, errors: errors as unknown as GraphQLError[] } }
 }
@@ -102,15 +126,15 @@ const httpFailure = (statusCode: number, message: string, code: string = codes.b
   ({ statusCode, errors: [{ message, extensions: { code } }] })
 
 /** What to answer for an error raised before or instead of execution. */
-export function requestFailure (error: unknown, log: FastifyBaseLogger): RequestFailure {
-  if (error instanceof GraphqlRequestError) return { statusCode: 200, errors: error.errors.map((e) => formatError(e, 'request', log)) }
-  if (error instanceof GraphQLError) return { statusCode: 200, errors: [formatError(error, 'request', log)] }
+export function requestFailure (error: unknown, log: FastifyBaseLogger, options: FormatOptions = WITH_SUGGESTIONS): RequestFailure {
+  if (error instanceof GraphqlRequestError) return { statusCode: 200, errors: error.errors.map((e) => formatError(e, 'request', log, options)) }
+  if (error instanceof GraphQLError) return { statusCode: 200, errors: [formatError(error, 'request', log, options)] }
   const e = error as FastifyError & { errors?: unknown }
   switch (e.code) {
     case 'MER_ERR_GQL_VALIDATION': {
       const items = Array.isArray(e.errors) ? e.errors as unknown[] : []
       if (items.length > 0 && items.every((item) => item instanceof GraphQLError)) {
-        return { statusCode: 200, errors: (items as GraphQLError[]).map((item) => formatError(item, 'request', log)) }
+        return { statusCode: 200, errors: (items as GraphQLError[]).map((item) => formatError(item, 'request', log, options)) }
       }
       // The body is not a GraphQL request (fails the route's schema), or `variables` is not JSON.
       const detail = (items[0] as { message?: unknown } | undefined)?.message
@@ -144,8 +168,8 @@ export function requestFailure (error: unknown, log: FastifyBaseLogger): Request
 }
 
 /** Mercurius's `errorHandler`: requests that fail before execution. */
-export async function errorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const { statusCode, errors } = requestFailure(error, request.log)
+export async function errorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply, options: FormatOptions = WITH_SUGGESTIONS): Promise<void> {
+  const { statusCode, errors } = requestFailure(error, request.log, options)
   if (statusCode === 405) reply.header('allow', 'GET, POST')
   if (statusCode < 500) request.log.info({ err: { message: error.message, code: error.code }, statusCode }, 'graphql request rejected')
   await reply.code(statusCode).type('application/json; charset=utf-8').send({ errors })

@@ -9,10 +9,11 @@ import events from '../plugins/events.js'
 import { validatorCompiler } from '../plugins/ajv.js'
 import { REFRESH_MS } from '../plugins/revocations.js'
 import { bearerOfPayload } from './context.js'
-import { clientError, codes, errorFormatter, errorHandler, GraphqlRequestError } from './errors.js'
+import { clientError, codes, errorFormatter, errorHandler, GraphqlRequestError, withoutSuggestions, type FormatOptions } from './errors.js'
 import { graphiqlPage } from './graphiql.js'
 import { documentCacheEntries, MAX_DOCUMENT_BYTES, MAX_DOCUMENT_TOKENS, overLimits, oversized } from './documents.js'
 import { complexityLimit, depthLimit, mutationLimit } from './limits.js'
+import { introspectionDisabled } from './introspection.js'
 import { VariableCheck } from './variables.js'
 import { PersistedQueryStore } from './persisted.js'
 import { answersPerResponseKeyIn } from './relations.js'
@@ -169,6 +170,9 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
   const store = new PersistedQueryStore(app.db, { cacheSize: persistedQueryCacheSize, learntLimit: persistedQueryLimit, learntBytes: persistedQueryBytes })
   app.decorate('tandemGraphql', { persist: async (query: string) => store.save(query) })
   const persistedOnly = config.graphqlPersistedOnly
+  // Introspection and graphql-js's "Did you mean …?" suggestions both show the schema: one setting.
+  const introspection = config.graphqlIntrospection ?? config.nodeEnv !== 'production'
+  const formatting: FormatOptions = { suggestions: introspection }
   const variableCheck = new VariableCheck({ maxBytes: config.graphqlMaxVariablesBytes })
   // The live schema, once Mercurius has it (subscriptions' variables are checked against it).
   let liveSchema: (() => GraphQLSchema) | undefined
@@ -235,6 +239,8 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     }
   }
 
+  const handleError: typeof errorHandler = async (error, request, reply) => { await errorHandler(error, request, reply, formatting) }
+
   // Fails closed: if a Mercurius upgrade moves its WebSocket handler, the application refuses to
   // start rather than serve subscriptions without the gate's limits.
   let gated = false
@@ -261,7 +267,10 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
       if (request.method === 'GET' && request.routeOptions.url === GRAPHQL_PATH) checkGetParameters(request.query as Record<string, unknown>)
     })
     // Mercurius's own GraphiQL loads its scripts from a CDN: this one is served by the API.
-    if (graphiql ?? (config.nodeEnv !== 'production' && !persistedOnly)) await graphiqlPage(scope)
+    if (graphiql ?? (config.nodeEnv !== 'production' && !persistedOnly)) {
+      if (!introspection) app.log.warn('GraphiQL is served but introspection is off (graphqlIntrospection, GRAPHQL_INTROSPECTION): it will show no schema')
+      await graphiqlPage(scope)
+    }
     await scope.register(mercurius, {
       schema,
       resolvers: mergedResolvers(resolvers(answers.added.keys.size === 0 ? undefined : answers.added), declaredResolvers(served, answers)) as never,
@@ -273,15 +282,15 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
       graphql: { parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS } },
       // Mercurius's caches count entries; larger documents are refused before they reach them.
       cache: documentCacheEntries(config.graphqlDocumentCacheBytes),
-      validationRules: [depthLimit(config.graphqlMaxDepth), mutationLimit(MUTATION_LIMITS)],
+      validationRules: [depthLimit(config.graphqlMaxDepth), mutationLimit(MUTATION_LIMITS), ...introspection ? [] : [introspectionDisabled]],
       persistedQueryProvider: store.provider(!persistedOnly),
       context: (request: FastifyRequest) => {
         let caller: Promise<AccessUser> | undefined
         const viewer = () => (caller ??= app.accessTokens.authenticate(request))
         return { viewer }
       },
-      errorFormatter: errorFormatter as never,
-      errorHandler: operationMetrics === undefined ? errorHandler : operationMetrics.errorHandler(errorHandler),
+      errorFormatter: ((execution, context) => errorFormatter(execution, context, formatting)) satisfies typeof errorFormatter as never,
+      errorHandler: operationMetrics === undefined ? handleError : operationMetrics.errorHandler(handleError),
       subscription: {
         emitter: app.tandemEvents.emitter,
         // A subscription needs the token in `connection_init`: `{authorization: "Bearer …"}`.
@@ -312,14 +321,14 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     }
 
     // Mercurius does not validate subscriptions itself: the same rules as for queries.
-    const rules = [...specifiedRules, depthLimit(config.graphqlMaxDepth), complexityLimit({ maximum: config.graphqlMaxComplexity })]
+    const rules = [...specifiedRules, depthLimit(config.graphqlMaxDepth), complexityLimit({ maximum: config.graphqlMaxComplexity }), ...introspection ? [] : [introspectionDisabled]]
     scope.graphql.addHook('preSubscriptionParsing', async (_schema, source) => { await refuseUnknown(source) })
     scope.graphql.addHook('preSubscriptionExecution', async (schema, document) => {
       if (!((document as DocumentNode | null)?.loc instanceof Location)) throw notGraphqlText()
       const repeated = repeatedFields(document)
       if (repeated !== undefined) throw repeated
       const [first] = validate(schema, document, rules)
-      if (first !== undefined) throw first.extensions.code === undefined ? clientError(first.message, codes.validationFailed) : first
+      if (first !== undefined) throw first.extensions.code === undefined ? clientError(introspection ? first.message : withoutSuggestions(first.message), codes.validationFailed) : first
     })
     scope.graphql.addHook('preParsing', async (schema, source, context) => {
       await refuseUnknown(source)

@@ -98,6 +98,13 @@ export const TandemOptionsSchema = Type.Object({
    */
   graphqlMaxVariablesBytes: Type.Integer({ default: 512 * 1024, minimum: 1024 }),
   /**
+   * Answer GraphQL introspection (`__schema`, `__type`) and add graphql-js's "Did you mean …?"
+   * suggestions to error messages; both show the schema to anyone who asks. Unset: on, except when
+   * `nodeEnv` is `production` (introspection is then `INTROSPECTION_DISABLED`). GraphiQL needs it.
+   * @example true
+   */
+  graphqlIntrospection: Type.Optional(Type.Boolean()),
+  /**
    * Serve `GET /metrics` (Prometheus text: requests, GraphQL operations, the pool, rate limiting,
    * the event loop, subscriptions) on the API's own port. Off: no metric is collected. @example true
    */
