@@ -28,6 +28,18 @@ const BUILT_IN_SCALARS: Record<string, { takes: (value: unknown) => boolean, exp
   ID: { takes: (v) => typeof v === 'string' || Number.isInteger(v), expected: 'a string or an integer' }
 }
 
+/** UTF-8 bytes of `text`: counted here for short texts (keys, most values), where a call into Buffer costs more. */
+function utf8Bytes (text: string): number {
+  if (text.length > 256) return Buffer.byteLength(text, 'utf8')
+  let bytes = text.length
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i)
+    // 2 bytes up to U+07FF, 3 for the rest of the BMP, 4 for a surrogate pair (2 units).
+    if (unit > 0x7f) bytes += unit > 0x7ff && (unit < 0xd800 || unit > 0xdfff) ? 2 : 1
+  }
+  return bytes
+}
+
 /**
  * The size of `value` written as JSON, in UTF-8 bytes (escapes aside), or `limit + 1` as soon as it
  * is larger: a walk with a stack of its own, so that neither depth nor width costs more than the limit.
@@ -38,7 +50,7 @@ export function jsonBytes (value: unknown, limit: number): number {
   while (stack.length > 0 && bytes <= limit) {
     const item = stack.pop()
     if (typeof item === 'string') {
-      bytes += Buffer.byteLength(item, 'utf8') + 2
+      bytes += utf8Bytes(item) + 2
     } else if (typeof item === 'number' || typeof item === 'boolean') {
       bytes += String(item).length
     } else if (Array.isArray(item)) {
@@ -48,7 +60,7 @@ export function jsonBytes (value: unknown, limit: number): number {
       const keys = Object.keys(item)
       bytes += keys.length === 0 ? 2 : 1 // braces, less the last comma counted below
       for (const key of keys) {
-        bytes += Buffer.byteLength(key, 'utf8') + 4 // quotes, colon, comma
+        bytes += utf8Bytes(key) + 4 // quotes, colon, comma
         stack.push((item as Record<string, unknown>)[key])
       }
     } else {
