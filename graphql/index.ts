@@ -107,7 +107,8 @@ export interface GraphqlOwnOptions {
   /**
    * Serve GraphiQL at `/graphiql`, its scripts and styles from the API itself (the `graphiql`,
    * `react` and `react-dom` packages), so it works offline. Default: on, except when `nodeEnv` is
-   * `production` or `graphqlPersistedOnly` is set.
+   * `production` or `graphqlPersistedOnly` is set. It reads the schema by introspection: in
+   * production, serve it only with `graphqlIntrospection` on.
    * @example false
    */
   graphiql?: boolean

@@ -71,4 +71,9 @@ t.test('environment names derive from option names', async (t) => {
     t.throws(() => validateOptions({ metricsAllow: bad }), /^invalid configuration: metricsAllow has an entry that is not an address or CIDR/, bad)
   }
   t.throws(() => validateOptions({ unknownOption: 1 }), /unknownOption/)
+  t.equal(defaults.graphqlMaxVariablesBytes, 512 * 1024, 'GraphQL variables are bounded unless told otherwise')
+  t.equal(configFromEnv({ GRAPHQL_MAX_VARIABLES_BYTES: '1048576' }).graphqlMaxVariablesBytes, 1048576)
+  t.equal(defaults.graphqlIntrospection, undefined, 'introspection follows nodeEnv unless set')
+  t.equal(configFromEnv({ GRAPHQL_INTROSPECTION: 'true' }).graphqlIntrospection, true)
+  t.equal(configFromEnv({ GRAPHQL_INTROSPECTION: 'false' }).graphqlIntrospection, false)
 })
