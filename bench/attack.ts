@@ -91,6 +91,48 @@ const attacks: Attack[] = [
     }
   },
   {
+    id: 'graphql-variables',
+    what: 'one anonymous client sends 12 `createUser` mutations whose input variable has 40,000 unknown fields (~430 KiB), 2 s apart (graphql-jit compiles the document on the 11th); another client asks `/health` every 100 ms',
+    run: async ({ origin }) => {
+      const fields = Object.fromEntries(Array.from({ length: 40_000 }, (_, i) => [`f${i}`, 1]))
+      const body = JSON.stringify({ query: 'mutation ($i: CreateUserInput!) { createUser(input: $i) { id } }', variables: { i: { name: 'n', email: 'bomb@example.com', ...fields } } })
+      // The other client, from an address of its own: the slowest /health it waited for.
+      const bombs = { sent: false }
+      let slowestHealth = 0
+      let polls = 0
+      const health = (async () => {
+        while (!bombs.sent) {
+          const started = performance.now()
+          await fetch(`${origin}/health`, { headers: { 'x-forwarded-for': '198.18.250.1' } }).then(async (r) => await r.arrayBuffer()).catch(() => {})
+          slowestHealth = Math.max(slowestHealth, performance.now() - started)
+          polls++
+          await sleep(100)
+        }
+      })()
+      const codes = new Map<string, number>()
+      let slowest = 0
+      let largest = 0
+      for (let i = 0; i < 12; i++) {
+        const started = performance.now()
+        const res = await post(`${origin}/graphql`, body).catch(failure)
+        if (typeof res === 'string') {
+          tally(codes, res)
+        } else {
+          const text = await res.text()
+          largest = Math.max(largest, text.length)
+          const errors = (JSON.parse(text) as { errors?: Array<{ extensions?: { code?: string } }> }).errors ?? []
+          tally(codes, `${res.status} with ${errors.length} ${errors[0]?.extensions?.code ?? 'no error'}`)
+        }
+        const took = performance.now() - started
+        slowest = Math.max(slowest, took)
+        await sleep(Math.max(0, 2000 - took))
+      }
+      bombs.sent = true
+      await health
+      return `${summary(codes)}; each answered in ≤ ${ms(slowest)}, ≤ ${(largest / 1024).toFixed(1)} KiB; the other client's /health: slowest ${ms(slowestHealth)} of ${polls}`
+    }
+  },
+  {
     id: 'ws-subscriptions',
     what: 'one user opens 1,000 subscriptions, 1,000 on one socket and 50 (the most allowed) on each of 20 more; someone else then posts 3 times',
     run: async ({ origin, ws, token }, until) => {
