@@ -1,7 +1,7 @@
 // The package's public surface: each part as a Fastify plugin, and `tandem`, which registers them all.
 export { default as tandem, type TandemPluginOptions } from './app/tandem.js'
 export { default as database, type DatabaseOptions } from './plugins/database.js'
-export { default as auth, LOGIN_FAILURES_PER_ACCOUNT, ownerOrAdmin, type AccessToken, type AccessTokens, type AccessUser, type AuthRule, type OwnerLoader, type Role } from './plugins/auth.js'
+export { default as auth, LOGIN_FAILURES_PER_ACCOUNT, ownerOrAdmin, type AccessToken, type AccessTokens, type LoginAnswer, type AccessUser, type AuthRule, type OwnerLoader, type Role } from './plugins/auth.js'
 export { default as rateLimiting, ATTEMPT_LIMITS, LOGIN_LIMITS } from './plugins/rate-limit.js'
 export { default as events, type TandemEventMap, type TandemEvents } from './plugins/events.js'
 export { default as health } from './plugins/health.js'

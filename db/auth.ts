@@ -20,21 +20,43 @@ export async function findLoginAccount (db: Db, email: string): Promise<LoginAcc
     .executeTakeFirst()
 }
 
+/** Whose failure budget a sign-in attempt spends: an account's (its email, any case), or a device token's (its nonce's sha256). */
+export type LoginBudget = { account: string } | { device: string }
+
+export type LoginClaim =
+  | { claimed: true, budget: LoginBudget, id: number }
+  | { claimed: false, clearsInSeconds: number }
+
 /**
- * Failed sign-ins of `email` (any case, any address) in the last `windowSeconds`, and in how many
- * seconds the oldest of them stops counting.
+ * Claims one sign-in attempt from a failure budget: `failures` per `windowSeconds`. The attempt is
+ * recorded as a failure at once, before its password is checked (`clearLoginAttempt` takes it back
+ * when the password matched), under a transaction lock of the budget: concurrent attempts count
+ * one after the other, so no burst of guesses gets past the budget. Refused, it says in how many
+ * seconds the oldest failure stops counting.
  */
-export async function recentLoginFailures (db: Db, email: string, windowSeconds: number): Promise<{ count: number, clearsInSeconds: number }> {
-  const row = await db.selectFrom('login_failures')
-    .select((eb) => [eb.fn.countAll<number>().as('count'), sql<number | null>`extract(epoch from min(failed_at) + make_interval(secs => ${windowSeconds}) - now())`.as('clears')])
-    .where('email', '=', email.toLowerCase())
-    .where('failed_at', '>', sql<Date>`now() - make_interval(secs => ${windowSeconds})`)
-    .executeTakeFirstOrThrow()
-  return { count: Number(row.count), clearsInSeconds: Math.max(1, Math.ceil(Number(row.clears ?? 1))) }
+export async function claimLoginAttempt (db: Db, budget: LoginBudget, failures: number, windowSeconds: number): Promise<LoginClaim> {
+  const key = 'account' in budget ? `account:${budget.account.toLowerCase()}` : `device:${budget.device}`
+  const since = sql<Date>`now() - make_interval(secs => ${windowSeconds})`
+  const clears = sql<number | null>`extract(epoch from min(failed_at) + make_interval(secs => ${windowSeconds}) - now())`
+  return inTransaction(db, async (trx): Promise<LoginClaim> => {
+    await sql`select pg_advisory_xact_lock(hashtextextended(${`tandem login_failures ${key}`}, 0))`.execute(trx)
+    const recent = 'account' in budget
+      ? await trx.selectFrom('login_failures').select((eb) => [eb.fn.countAll<number>().as('count'), clears.as('clears')])
+        .where('email', '=', budget.account.toLowerCase()).where('failed_at', '>', since).executeTakeFirstOrThrow()
+      : await trx.selectFrom('login_failures_by_device').select((eb) => [eb.fn.countAll<number>().as('count'), clears.as('clears')])
+        .where('device', '=', budget.device).where('failed_at', '>', since).executeTakeFirstOrThrow()
+    if (Number(recent.count) >= failures) return { claimed: false, clearsInSeconds: Math.max(1, Math.ceil(Number(recent.clears ?? 1))) }
+    const row = 'account' in budget
+      ? await trx.insertInto('login_failures').values({ email: budget.account.toLowerCase() }).returning('id').executeTakeFirstOrThrow()
+      : await trx.insertInto('login_failures_by_device').values({ device: budget.device }).returning('id').executeTakeFirstOrThrow()
+    return { claimed: true, budget, id: Number(row.id) }
+  })
 }
 
-export async function recordLoginFailure (db: Db, email: string): Promise<void> {
-  await db.insertInto('login_failures').values({ email: email.toLowerCase() }).execute()
+/** Takes back the failure a claimed attempt recorded: its password matched. */
+export async function clearLoginAttempt (db: Db, claim: { budget: LoginBudget, id: number }): Promise<void> {
+  if ('account' in claim.budget) await db.deleteFrom('login_failures').where('id', '=', claim.id).execute()
+  else await db.deleteFrom('login_failures_by_device').where('id', '=', claim.id).execute()
 }
 
 export type AdminOutcome = 'created' | 'unchanged' | 'password-changed' | 'not-an-admin'

@@ -138,7 +138,15 @@ export interface IdempotencyKeysTable {
 
 /** A failed sign-in: the address it tried (lowercased) and when. */
 export interface LoginFailuresTable {
+  id: Id
   email: string
+  failed_at: CreatedAt
+}
+
+export interface LoginFailuresByDeviceTable {
+  id: Id
+  /** The sha256 (hex) of the device token's nonce. */
+  device: string
   failed_at: CreatedAt
 }
 
@@ -156,6 +164,7 @@ export interface Database {
   persisted_queries: PersistedQueriesTable
   idempotency_keys: IdempotencyKeysTable
   login_failures: LoginFailuresTable
+  login_failures_by_device: LoginFailuresByDeviceTable
   token_lifetime: TokenLifetimeTable
 }
 

@@ -92,7 +92,7 @@ export function resolvers (added?: AddedFields): IResolvers<unknown, Context> {
       async login (_root, args: Args, ctx: Context) {
         // The same brute-force limits as POST /auth/login, per IP and per account.
         if (ctx.app.hasDecorator('limitLogin')) await ctx.app.limitLogin(ctx.reply.request, ctx.reply, String(args.email))
-        return ctx.app.accessTokens.login(args.email as string, args.password as string)
+        return ctx.app.accessTokens.login(args.email as string, args.password as string, args.deviceToken as string | null | undefined ?? undefined)
       }
     }
   }

@@ -4,10 +4,11 @@ import { randomUUID } from 'node:crypto'
 import jwt from '@fastify/jwt'
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
-import { ensureAdmin, findLoginAccount, recentLoginFailures, recordLoginFailure, type LoginAccount, type Role } from '../db/auth.js'
+import { claimLoginAttempt, clearLoginAttempt, ensureAdmin, findLoginAccount, type LoginAccount, type LoginClaim, type Role } from '../db/auth.js'
 import { forbidden, TandemError, tooManyFor, unauthenticated } from '../schema/errors.js'
 import type { TandemOptions } from '../schema/options.js'
 import { ConfigError, useConfig } from './config.js'
+import { deviceTokens } from './device-tokens.js'
 import { hashPassword, verifyPassword } from './passwords.js'
 import { RevocationList } from './revocations.js'
 
@@ -43,6 +44,15 @@ export interface AccessToken {
   expiresIn: number
 }
 
+/** What a sign-in answers: an access token, and the device token its client sends with its next sign-in. */
+export interface LoginAnswer extends AccessToken {
+  /**
+   * Names this client as one that signed in to the account: sent back with a later sign-in (for
+   * `loginDeviceTokenLifetime`), it is not refused by the per-account failure limit. It signs no one in.
+   */
+  deviceToken: string
+}
+
 declare module '@fastify/jwt' {
   interface FastifyJWT {
     payload: AccessTokenClaims
@@ -64,14 +74,20 @@ export type AuthRule = 'authenticated' | 'admin' | 'selfOrAdmin' | { ownerOrAdmi
 export const ownerOrAdmin = (loadOwner: OwnerLoader): AuthRule => ({ ownerOrAdmin: loadOwner })
 
 export interface AccessTokens {
-  /** Checks an email and password; the same 401 for an unknown email, a wrong password or an account without one. */
-  login (email: string, password: string): Promise<AccessToken>
+  /**
+   * Checks an email and password; the same 401 for an unknown email, a wrong password or an account
+   * without one. `deviceToken` is one an earlier sign-in of the account answered (see `checkPassword`).
+   */
+  login (email: string, password: string, deviceToken?: string): Promise<LoginAnswer>
   /**
    * The account of `email` when `password` is its password, else undefined. A failure counts
    * against `LOGIN_FAILURES_PER_ACCOUNT`, as a failed login does, and past it this throws the 429:
-   * wherever a password is checked (sign-in, an email change), guesses share one budget.
+   * wherever a password is checked (sign-in, an email change), guesses share one budget. With a
+   * valid device token of the account (not expired, not forged, not another account's) failures
+   * count against that token instead (`loginDeviceFailures`), and the account's limit does not
+   * apply; past the token's own limit, or with any other token, the account's applies.
    */
-  checkPassword (email: string, password: string): Promise<LoginAccount | undefined>
+  checkPassword (email: string, password: string, deviceToken?: string): Promise<LoginAccount | undefined>
   /**
    * Signs an access token for the user, of their current token version (`users.token_version`;
    * a token of a lower version is refused as revoked).
@@ -156,6 +172,7 @@ async function auth (app: FastifyInstance, options: TandemOptions): Promise<void
     verify: { algorithms: ['HS256'], allowedIss: ISSUER, cache: VERIFIED_TOKENS_REMEMBERED }
   })
 
+  const devices = deviceTokens(config.jwtSecret, durationSeconds(config.loginDeviceTokenLifetime))
   const revocations = new RevocationList(app.db, app.log, expiresIn)
   await revocations.start()
   app.addHook('onClose', async () => { await revocations.close() })
@@ -206,19 +223,22 @@ async function auth (app: FastifyInstance, options: TandemOptions): Promise<void
   }
 
   const tokens: AccessTokens = {
-    async checkPassword (email, password) {
+    async checkPassword (email, password, deviceToken) {
       const { failures, windowSeconds } = LOGIN_FAILURES_PER_ACCOUNT
-      const recent = await recentLoginFailures(app.db, email, windowSeconds)
-      if (recent.count >= failures) throw tooManyFor(recent.clearsInSeconds)
       const account = await findLoginAccount(app.db, email)
-      if (await verifyPassword(account?.password_hash, password) && account !== undefined) return account
-      await recordLoginFailure(app.db, email)
-      return undefined
+      const device = deviceToken === undefined || account === undefined ? undefined : devices.check(deviceToken, account.id)
+      // A known client spends its token's budget; once that is spent, or without one, the account's.
+      let claim: LoginClaim | undefined = device === undefined ? undefined : await claimLoginAttempt(app.db, { device }, config.loginDeviceFailures, windowSeconds)
+      if (claim?.claimed !== true) claim = await claimLoginAttempt(app.db, { account: email }, failures, windowSeconds)
+      if (!claim.claimed) throw tooManyFor(claim.clearsInSeconds)
+      if (!await verifyPassword(account?.password_hash, password) || account === undefined) return undefined
+      await clearLoginAttempt(app.db, claim)
+      return account
     },
-    async login (email, password) {
-      const account = await tokens.checkPassword(email, password)
+    async login (email, password, deviceToken) {
+      const account = await tokens.checkPassword(email, password, deviceToken)
       if (account === undefined) throw unauthenticated('invalid email or password')
-      return tokens.issue({ id: account.id, role: account.role, tokenVersion: account.token_version })
+      return { ...tokens.issue({ id: account.id, role: account.role, tokenVersion: account.token_version }), deviceToken: devices.issue(account.id) }
     },
     issue (user) {
       const claims: AccessTokenClaims = { sub: String(user.id), role: user.role, jti: randomUUID(), ver: user.tokenVersion ?? 0 }

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { requireAuth } from '../plugins/auth.js'
 import { confirmEmail, requestOneTimeToken, setPasswordWithToken } from '../rules/accounts.js'
-import { AccessTokenResponse, LoginBody, Queued, ResetPasswordBody, VerifyEmailBody } from '../schema/auth.js'
+import { LoginBody, LoginResponse, Queued, ResetPasswordBody, VerifyEmailBody } from '../schema/auth.js'
 import { IdParams, NoContent, WriteQuery, errors } from '../schema/common.js'
 
 const tags = ['auth']
@@ -12,11 +12,11 @@ const authRoutes: FastifyPluginAsync = async (fastify) => {
   requireAuth(fastify)
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
-  // Not replayable: its answer is an access token, which is never stored.
+  // Not replayable: its answer is an access token (and a device token), which is never stored.
   app.post('/auth/login', {
     config: { bruteForceKey: (request) => String((request.body as { email?: unknown }).email), replayable: false },
-    schema: { tags, summary: 'Sign in', querystring: WriteQuery, body: LoginBody, response: { 200: AccessTokenResponse, ...errors(400, 401, 415, 429) } }
-  }, async (request) => app.accessTokens.login(request.body.email, request.body.password))
+    schema: { tags, summary: 'Sign in', querystring: WriteQuery, body: LoginBody, response: { 200: LoginResponse, ...errors(400, 401, 415, 429) } }
+  }, async (request) => app.accessTokens.login(request.body.email, request.body.password, request.body.deviceToken))
 
   app.post('/auth/logout', {
     config: { auth: 'authenticated' },

@@ -50,6 +50,17 @@ export const TandemOptionsSchema = Type.Object({
   /** Emails with a one-time token (verify, reset) a user may be sent per hour, of each kind. @example 3 */
   oneTimeEmailsPerHour: Type.Integer({ default: 3, minimum: 1 }),
   /**
+   * How long the device token a sign-in answers stays valid: sent back with a later sign-in of the same
+   * account, it lets that client in while failures from elsewhere lock the account (OWASP's device
+   * cookies). Seconds or a duration such as `30d`. @example '30d'
+   */
+  loginDeviceTokenLifetime: Type.String({ default: '30d', pattern: '^[0-9]+\\s*(ms|s|m|h|d)?$' }),
+  /**
+   * Failed sign-ins with one device token in the per-account window (15 minutes) after which that
+   * token is no longer trusted: its client is then held to the account's limit like any other. @example 10
+   */
+  loginDeviceFailures: Type.Integer({ default: 10, minimum: 1 }),
+  /**
    * Milliseconds a client has to send a whole request (headers and body); a slower one is answered
    * 408 and its connection closed. 0: no limit. @example 30000
    */

@@ -12,6 +12,7 @@ import * as roleChanges from './0011_role_changes.js'
 import * as productsSearch from './0012_products_search.js'
 import * as postsSearch from './0013_posts_search.js'
 import * as idempotencyFingerprints from './0014_idempotency_fingerprints.js'
+import * as loginDevices from './0015_login_devices.js'
 
 /** Every migration, in order. Listed statically so that they ship inside `dist/` with no file lookups. */
 export const migrations: Record<string, Migration> = {
@@ -27,5 +28,6 @@ export const migrations: Record<string, Migration> = {
   '0011_role_changes': roleChanges,
   '0012_products_search': productsSearch,
   '0013_posts_search': postsSearch,
-  '0014_idempotency_fingerprints': idempotencyFingerprints
+  '0014_idempotency_fingerprints': idempotencyFingerprints,
+  '0015_login_devices': loginDevices
 }

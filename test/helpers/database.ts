@@ -105,7 +105,7 @@ export function testDb (): Promise<Db> {
   return shared
 }
 
-const tables = ['order_items', 'orders', 'comments', 'posts', 'profiles', 'products', 'users', 'user_tokens', 'email_outbox', 'revoked_tokens', 'persisted_queries', 'idempotency_keys', 'login_failures']
+const tables = ['order_items', 'orders', 'comments', 'posts', 'profiles', 'products', 'users', 'user_tokens', 'email_outbox', 'revoked_tokens', 'persisted_queries', 'idempotency_keys', 'login_failures', 'login_failures_by_device']
 
 /** Empties every table and restarts the ids, so each test starts from the same place. */
 export async function resetDb (db: Db): Promise<void> {
