@@ -5,6 +5,11 @@ import { readRows, type Db } from './connect.js'
 import { ShapedStatements } from './statements.js'
 import type { Database } from './types.js'
 
+/** The filter that narrows a list to one owner's rows (owner read rules, field rules); not a query parameter. */
+export const OWNER_FILTER = '$owner'
+/** The filter that narrows `q` to the search fields a caller reads on every row (field rules); not a query parameter. */
+export const READABLE_SEARCH = '$readableSearch'
+
 export const DEFAULT_LIMIT = 20
 export const MAX_LIMIT = 100
 

@@ -6,15 +6,14 @@ import { acceptsNull, type FilterOperator, type LoadedField, type Resource, type
 import type { Db } from './connect.js'
 import { refersToNothingError } from './errors.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
-import { listRows, paginate, parseFields, selectColumns, type BaseQuery, type Filter, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
+import { listRows, OWNER_FILTER, paginate, parseFields, READABLE_SEARCH, selectColumns, type BaseQuery, type Filter, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
 import { EMBEDDED_LIMIT, firstChildren, firstThrough, rowsById } from './relations.js'
 import { searchFilter, searchedText } from './search.js'
 import { inTransaction } from './transaction.js'
 import type { Database } from './types.js'
-import { userList } from './users.js'
+import { userList, userSearchFields } from './users.js'
 
-/** The filter that narrows a list to one owner's rows (for `owner` read rules); not a query parameter. */
-export const OWNER_FILTER = '$owner'
+export { OWNER_FILTER } from './pagination.js'
 
 type Values = Record<string, unknown>
 
@@ -155,6 +154,9 @@ export function resourceData (resource: Resource): ResourceData {
   // The rows under one parent (`GET /posts/{id}/comments`).
   if (resource.under !== undefined) filters[PARENT_FILTER] = equals(resource.under.key)
   if ((declaration.search ?? []).length > 0) filters.q = searchFilter(searchedText(declaration.search ?? []))
+  // `q` for callers who may not read every searched field (field rules): the fields they may, beside `q`.
+  const readable = (declaration.search ?? []).filter((field) => resource.fieldRules?.fields[field] === undefined)
+  if (readable.length > 0 && readable.length < (declaration.search ?? []).length) filters[READABLE_SEARCH] = searchFilter(searchedText(readable))
   const list = {
     table,
     columns,
@@ -247,6 +249,8 @@ export async function rowExists (db: Db, table: string, id: number): Promise<boo
 
 // The list specs of the built-in resources written by hand, for relations that reach them.
 const builtInLists: Readonly<Record<string, ListSpec>> = { user: userList }
+// …and the fields their `q` searches.
+const builtInSearch: Readonly<Record<string, readonly string[]>> = { user: userSearchFields }
 
 /** The filter that narrows a related list to one parent's rows; not a query parameter. */
 export const PARENT_FILTER = '$parent'
@@ -261,6 +265,8 @@ export interface RelationData {
   readonly owner?: string
   /** Sets the target's loaded fields on its rows, when it has some (one statement per field for all the rows). */
   readonly load?: (db: Db, rows: readonly Row[]) => Promise<void>
+  /** The fields the target's `q` searches (none when it has no search). */
+  readonly search: readonly string[]
 }
 
 /** The statements of one relation, made once (their compiled forms are kept per list spec). */
@@ -277,7 +283,8 @@ export function relationData (relation: Relation): RelationData {
   const owner = rule === 'owner' || rule === 'ownerOrAdmin' ? target.resource?.declaration.owner : undefined
   const declared = target.resource
   const load = declared === undefined || declared.loaded.length === 0 ? undefined : async (db: Db, rows: readonly Row[]) => loadFields(declared, db, rows)
-  return { relation, columns, list: { ...base, filters: { ...base.filters, [PARENT_FILTER]: parent } }, ...owner === undefined ? {} : { owner }, ...load === undefined ? {} : { load } }
+  const search = declared === undefined ? builtInSearch[target.name] ?? [] : declared.declaration.search ?? []
+  return { relation, columns, list: { ...base, filters: { ...base.filters, [PARENT_FILTER]: parent } }, search, ...owner === undefined ? {} : { owner }, ...load === undefined ? {} : { load } }
 }
 
 /**

@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import type { Db } from './connect.js'
 import { inTransaction } from './transaction.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
-import { listRows, paginate, parseFields, selectColumns, type ListContext, type ListPage, type ListParams, type ListSpec } from './pagination.js'
+import { listRows, OWNER_FILTER, paginate, parseFields, READABLE_SEARCH, selectColumns, type ListContext, type ListPage, type ListParams, type ListSpec } from './pagination.js'
 import { idArray } from './relations.js'
 import { searchFilter } from './search.js'
 import { userScope } from './idempotency.js'
@@ -21,9 +21,16 @@ export const userList: ListSpec<'users'> = {
   filters: {
     email: { where: (query, email) => query.where(sql`lower(email)`, '=', email) },
     name: { where: (query, name) => query.where('name', '=', name) },
-    q: searchFilter(sql`(name || ' ' || email)`)
+    q: searchFilter(sql`(name || ' ' || email)`),
+    // For callers who may not read every email (rules/field-rules.ts): their own row, and `q` on names.
+    [OWNER_FILTER]: { where: (query, id) => query.where('id', '=', id) },
+    [READABLE_SEARCH]: searchFilter(sql`name`)
   }
 }
+
+/** The users' list filters, each with its field, and the fields `q` searches: what field rules look at. */
+export const userFilterFields = [{ name: 'email', field: 'email' }, { name: 'name', field: 'name' }] as const
+export const userSearchFields = ['name', 'email'] as const
 
 export interface UserFilters {
   email?: string | undefined
@@ -31,8 +38,10 @@ export interface UserFilters {
   q?: string | undefined
 }
 
-export async function listUsers (db: Db, params: ListParams & UserFilters, context: Omit<ListContext, 'filters'>): Promise<ListPage> {
-  const filters = { email: params.email?.toLowerCase(), name: params.name, q: params.q }
+/** A page of users; `narrow` may add filters to those the request gave (the caller's own row: rules/field-rules.ts). */
+export async function listUsers (db: Db, params: ListParams & UserFilters, context: Omit<ListContext, 'filters'>, narrow?: (filters: Record<string, unknown>) => void): Promise<ListPage> {
+  const filters: Record<string, unknown> = { email: params.email?.toLowerCase(), name: params.name, q: params.q }
+  narrow?.(filters)
   return await paginate(db, userList, params, { ...context, filters })
 }
 

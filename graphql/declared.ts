@@ -4,6 +4,7 @@ import type { IResolvers } from 'mercurius'
 import { cursorAfterId, type Row as PageRow } from '../db/pagination.js'
 import { resourceData, OWNER_FILTER } from '../db/resource.js'
 import { announce, callerNeeded, eventRow, forbidsOthersRows, mayHear, readableOwner, readRefused, type ResourceEventPayload } from '../rules/resource.js'
+import { answeredToWriter, mayMatchField, narrowFilters } from '../rules/field-rules.js'
 import { resourceWrites } from '../rules/resource-writes.js'
 import { forbidden, notFound } from '../schema/errors.js'
 import { nonNull, type AccessRule, type Resource } from '../schema/resource.js'
@@ -14,6 +15,7 @@ import { answerOnce } from './event-answers.js'
 import { checkInput, listLimit, parseId } from './inputs.js'
 import { only, subscriptionStep } from './subscription-steps.js'
 import { declaredAnswers, type Asked, type Caller } from './declared-answers.js'
+import { fieldRuleResolvers } from './field-rules.js'
 import { selectedFields } from './selection.js'
 
 type Args = Record<string, unknown>
@@ -62,12 +64,16 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
   const Query: Record<string, unknown> = {}
   const Mutation: Record<string, unknown> = {}
   const Subscription: Record<string, unknown> = {}
+  // The field resolvers of types with field rules (`Label.secret`), by type.
+  const types: Record<string, unknown> = {}
   const { answer } = answers
   const asked = (info: GraphQLResolveInfo, nodes: Asked['nodes'] = info.fieldNodes): Asked => ({ nodes, fragments: info.fragments, variables: info.variableValues })
   for (const resource of resources) {
     const data = resourceData(resource)
     const writes = resourceWrites(resource, data, resources)
     const names = graphqlNames(resource)
+    const rules = resource.fieldRules
+    if (rules !== undefined) types[names.type] = fieldRuleResolvers(rules)
     // A singular resource has no list, create or delete, and names a row by its key (`userId`).
     const singular = resource.declaration.singularOf !== undefined
     // GraphQL's names of the fields and write-only inputs, to the REST body's.
@@ -91,7 +97,7 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
     // An ID filter (`…_id`) comes as text, and the query string's schema wants the integer.
     const idFilters = new Set(resource.filters.filter(({ field, op }) => op !== 'positive' && scalarOf(resource, field) === 'ID').map(({ name }) => name))
     const filterNames = [...resource.filters.map(({ name }) => name), ...(resource.declaration.search ?? []).length > 0 ? ['q'] : []]
-    const listContext = (ctx: Context, args: Args, caller: AccessUser | undefined) => {
+    const listContext = async (ctx: Context, args: Args, caller: AccessUser | undefined) => {
       const filters: Row = {}
       for (const name of filterNames) {
         const value = args[camelCase(name)]
@@ -101,6 +107,9 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
       checkInput(resource.schemas.listQuery, filters)
       const owner = readableOwner(resource, caller)
       if (owner !== undefined) filters[OWNER_FILTER] = owner
+      // A public resource asks for no token: the field rules look at one when it is sent.
+      const viewer = caller ?? (rules === undefined ? undefined : await ctx.viewer().catch(() => undefined))
+      narrowFilters(rules, viewer, filters, resource.filters, resource.declaration.search ?? [])
       return { secret: ctx.app.tandemConfig.jwtSecret, filters }
     }
 
@@ -130,7 +139,7 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
     if (!singular) {
       Query[names.list] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
         const caller = await callerFor(ctx, resource.auth.read)
-        const context = listContext(ctx, args, caller)
+        const context = await listContext(ctx, args, caller)
         const offset = args.offset as number | null | undefined ?? undefined
         // A plain list: no cursor, and no count nobody asked for.
         const rows = await data.rows(ctx.app.db, { limit: listLimit(args.limit), offset, fields: fieldsFor(info.fieldNodes, info) }, context.filters)
@@ -138,7 +147,7 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
       }
       Query[names.listConnection] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
         const caller = await callerFor(ctx, resource.auth.read)
-        const context = listContext(ctx, args, caller)
+        const context = await listContext(ctx, args, caller)
         const nodes = selectedFields(selectedFields(info.fieldNodes, info.fragments).get('edges') ?? [], info.fragments).get('node') ?? []
         const page = await data.page(ctx.app.db, { limit: listLimit(args.first, 'first'), cursor: args.after as string | null | undefined ?? undefined, fields: fieldsFor(nodes, info) }, context)
         const shown = await answered(ctx, page.data, asked(info, nodes))
@@ -163,7 +172,9 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
         if (limit !== undefined && ctx.app.hasDecorator('limitAttempts')) await ctx.app.limitAttempts(ctx.reply.request, ctx.reply, limit.kind, limit.account(input))
         const row = await writes.create(ctx.app.db, caller, input, { app: ctx.app }, parent)
         announce(ctx.app, resource, 'created', row)
-        return (await answered(ctx, [{ ...row }], asked(info)))[0]
+        // Answered whole, field rules or not: its caller wrote it.
+        const [shown] = await answered(ctx, [{ ...row }], asked(info))
+        return shown === undefined ? null : answeredToWriter(shown)
       }
     }
     if (update !== false) {
@@ -211,11 +222,13 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
       Subscription[subscription] = {
         subscribe: async (_root: unknown, args: Args, ctx: Context) => subscriptionStep(async () => {
           const caller = await callerFor(ctx, resource.auth.read)
+          const viewer = caller ?? (rules === undefined ? undefined : await ctx.viewer().catch(() => undefined))
           const wanted = [...requiredValues(args), ...subscriberFilters(args)]
           const events = await ctx.pubsub.subscribe<ResourceEventPayload>(subscription)
           return only(events, (payload) => {
             const row = eventRow(resource, payload)
-            return mayHear(resource, caller, row) && wanted.every(([column, value]) => sameValue(row[column], value))
+            // A filter on a hidden field hears only of rows whose field the subscriber reads: else the events would tell its value.
+            return mayHear(resource, caller, row) && wanted.every(([column, value]) => mayMatchField(rules, viewer, row, column) && sameValue(row[column], value))
           })
         }),
         // One answer per event and selection, shared by its subscribers.
@@ -226,5 +239,5 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
       }
     }
   }
-  return (Object.keys(Subscription).length === 0 ? { Query, Mutation } : { Query, Mutation, Subscription }) as IResolvers<unknown, Context>
+  return (Object.keys(Subscription).length === 0 ? { ...types, Query, Mutation } : { ...types, Query, Mutation, Subscription }) as IResolvers<unknown, Context>
 }

@@ -33,10 +33,11 @@ export type { TandemGraphqlContext } from './context.js'
 export { complexityLimit, depthLimit, mutationLimit } from './limits.js'
 export { MAX_DOCUMENT_BYTES, MAX_DOCUMENT_TOKENS }
 
-/** The built-in resolvers with the declared resources' root fields added to `Query` and `Mutation`. */
+/** The built-in resolvers with the declared resources' root fields added to `Query` and `Mutation`, and their types' field resolvers. */
 function mergedResolvers<C> (builtIn: IResolvers<unknown, C>, declared: IResolvers<unknown, C>): IResolvers<unknown, C> {
   return {
     ...builtIn,
+    ...declared,
     Query: { ...builtIn.Query as object, ...declared.Query as object },
     Mutation: { ...builtIn.Mutation as object, ...declared.Mutation as object },
     Subscription: { ...builtIn.Subscription as object, ...declared.Subscription as object }

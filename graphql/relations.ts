@@ -10,8 +10,9 @@ import type { AccessUser } from '../plugins/auth.js'
 import { comments } from '../rules/comments.js'
 import { posts } from '../rules/posts.js'
 import { resolveRelations } from '../schema/relation-targets.js'
-import type { Resource } from '../schema/resource.js'
+import type { FieldRules, Resource } from '../schema/resource.js'
 import { targetTypeOf } from '../schema/resource-sdl.js'
+import { userFieldRules } from '../schema/users.js'
 import { listLimit } from './inputs.js'
 import { fieldsByColumn, isLoadedType, renamedColumns, selectedColumns, selectedFields, type Fragments, type LoadedType } from './selection.js'
 
@@ -31,6 +32,16 @@ const alwaysOf = ({ link }: Relation): readonly string[] => link.list ? ['id', l
 
 // Each type's columns in their list's order.
 const orders: Record<LoadedType, readonly string[]> = { User: userList.columns, Post: posts.columns, Comment: comments.columns }
+
+// Each type's field rules: a hidden field's resolver (./field-rules.ts) needs the row's owner beside it.
+const fieldRules: Record<LoadedType, FieldRules | undefined> = { User: userFieldRules, Post: posts.fieldRules, Comment: comments.fieldRules }
+
+/** `columns` of `type`, with the owner's column when one of them is hidden from all but their owner. */
+function withOwner (type: LoadedType, columns: readonly string[]): readonly string[] {
+  const rules = fieldRules[type]
+  if (rules === undefined || columns.includes(rules.owner) || !columns.some((column) => rules.fields[column] !== undefined)) return columns
+  return orders[type].filter((column) => column === rules.owner || columns.includes(column))
+}
 
 /**
  * The relations of a declared type the planner loads (posts, comments): each declared relation as a link, a
@@ -200,7 +211,7 @@ function planFor (type: LoadedType, nodes: readonly FieldNode[], fragments: Frag
           limit,
           responseKeys: [...new Set(group.map(responseKey))],
           columns: selectedColumns(shown, relation.type, relation.order, [...keysOf(relation.type, shown, alwaysOf(relation)), ...keys]),
-          shown: selectedColumns(shown, relation.type, relation.order, keys),
+          shown: withOwner(relation.type, selectedColumns(shown, relation.type, relation.order, keys)),
           perResponseKey: false,
           below: split.length === 1 ? below : planFor(relation.type, group, fragments, variables, added)
         })

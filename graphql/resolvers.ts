@@ -3,9 +3,11 @@ import type { IResolvers } from 'mercurius'
 import { cursorAfterId } from '../db/pagination.js'
 import { findUser, listUsers, userRows } from '../db/users.js'
 import { changeUser, removeUser, signUp, type AccountChanges } from '../rules/accounts.js'
+import { answeredToWriter } from '../rules/field-rules.js'
 import { notFound } from '../schema/errors.js'
-import { CreateUserBody, PatchUserBody } from '../schema/users.js'
+import { CreateUserBody, PatchUserBody, userFieldRules } from '../schema/users.js'
 import type { TandemGraphqlContext } from './context.js'
+import { fieldRuleResolvers } from './field-rules.js'
 import { checkInput, listLimit, parseId } from './inputs.js'
 import { withRelations, type AddedFields } from './relations.js'
 
@@ -41,7 +43,7 @@ export const DateTime = new GraphQLScalarType<Date, string>({
  * renames columns to fields (`created_at` → `createdAt`) by the one map in ./selection.ts.
  * `added` are the fields declared resources add to the built-in types through `inverse`. The posts'
  * and comments' root fields (and `commentAdded`) are their declarations' (./declared.ts), answered
- * through the same planner.
+ * through the same planner. `User.email` alone has a resolver: its field rule (`userFieldRules`).
  */
 export function resolvers (added?: AddedFields): IResolvers<unknown, Context> {
   // Relations read as the caller.
@@ -49,6 +51,7 @@ export function resolvers (added?: AddedFields): IResolvers<unknown, Context> {
     withRelations(ctx.app.db, info, answer, added === undefined ? undefined : { fields: added, caller: ctx.viewer })
   return {
     DateTime,
+    User: fieldRuleResolvers(userFieldRules),
     Query: {
       async user (_root, args: Args, ctx: Context, info: Info) {
         await ctx.viewer()
@@ -76,7 +79,8 @@ export function resolvers (added?: AddedFields): IResolvers<unknown, Context> {
         const input = checkInput<{ name: string, email: string, password?: string }>(CreateUserBody, args.input as Input)
         // The same per-address limits as POST /users.
         if (ctx.app.hasDecorator('limitAttempts')) await ctx.app.limitAttempts(ctx.reply.request, ctx.reply, 'signUp', input.email)
-        return loaded(ctx, info, await signUp(ctx.app.db, input))
+        // Its caller gave the email: the new account is answered whole.
+        return answeredToWriter(await loaded(ctx, info, await signUp(ctx.app.db, input)))
       },
       async updateUser (_root, args: Args, ctx: Context, info: Info) {
         const viewer = await ctx.viewer()

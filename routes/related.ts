@@ -6,8 +6,10 @@ import { parseInclude } from '../db/relations.js'
 import { embedRelations, OWNER_FILTER, PARENT_FILTER, type RelationData } from '../db/resource.js'
 import { paginate, type Row } from '../db/pagination.js'
 import type { AccessUser } from '../plugins/auth.js'
+import { narrowFilters, shownRow, shownRows } from '../rules/field-rules.js'
 import { relationOwners, relationsNeedCaller } from '../rules/resource.js'
 import { IdParams, ListOf, ListQuery, Selectable, errors } from '../schema/common.js'
+import type { FieldRules } from '../schema/resource.js'
 import { badRequest } from '../schema/errors.js'
 import { sendList } from './reply.js'
 
@@ -62,9 +64,36 @@ export function splitInclude (builtIn: readonly string[], added: readonly Relati
 }
 
 /**
+ * `fields=` with what the field rules need to show a hidden field to its own owner: the owner's
+ * column, when `fields` asks a hidden field but not it (nor is it the rows' `key`, always read).
+ * `strip` drops that column again from the rows.
+ */
+export function withOwnerColumn (rules: FieldRules | undefined, fields: string | undefined, key = 'id'): { fields: string | undefined, strip: (rows: readonly Row[]) => void } {
+  const asked = fields?.split(',').map((field) => field.trim())
+  // The key is always read.
+  const needed = rules !== undefined && rules.owner !== key && asked !== undefined && !asked.includes(rules.owner) && asked.some((field) => rules.fields[field] !== undefined)
+  if (!needed) return { fields, strip: () => {} }
+  return { fields: `${fields ?? ''},${rules.owner}`, strip: (rows) => { for (const row of rows) delete row[rules.owner] } }
+}
+
+/** Replaces the rows `relations` embed in `rows` by what `caller` may see of them (their targets' field rules). */
+export function showEmbedded (rows: readonly Row[], relations: readonly RelationData[], caller: AccessUser | undefined): void {
+  for (const { relation } of relations) {
+    const rules = relation.target.fieldRules
+    if (rules === undefined) continue
+    for (const row of rows) {
+      const embedded = row[relation.name] as Row | Row[] | null | undefined
+      if (embedded === null || embedded === undefined) continue
+      row[relation.name] = Array.isArray(embedded) ? shownRows(rules, caller, embedded) : shownRow(rules, caller, embedded)
+    }
+  }
+}
+
+/**
  * How rows get the relations `included`: a 401 first when one needs a caller that a public route
  * has not asked for, the `fields` to read (with the keys the relations are found by) and what embeds
- * them (narrowed as each target's read rule asks) and drops those keys again.
+ * them (narrowed as each target's read rule asks, and shown as its field rules say) and drops those
+ * keys again.
  */
 export async function embedding (app: FastifyInstance, request: FastifyRequest, included: readonly RelationData[], fields: string | undefined, publicRoute: boolean) {
   if (included.length === 0) return { fields, embed: async (_rows: Row[]) => {} }
@@ -77,6 +106,7 @@ export async function embedding (app: FastifyInstance, request: FastifyRequest, 
     fields: added.length === 0 ? fields : `${fields ?? ''},${added.join(',')}`,
     embed: async (rows: Row[]) => {
       await embedRelations(app.db, rows, included, undefined, owners)
+      showEmbedded(rows, included, callerOf(request))
       for (const row of rows) for (const key of added) delete row[key]
     }
   }
@@ -123,10 +153,16 @@ export function relatedListRoute (app: FastifyInstance, options: RelatedList): v
     await options.parent(request, id)
     const filters: Record<string, unknown> = { [PARENT_FILTER]: id }
     if (searchable) filters.q = query.q
-    const owner = relationOwners([related], callerOf(request)).get(relation.name)
+    const caller = callerOf(request)
+    const owner = relationOwners([related], caller).get(relation.name)
     if (owner !== undefined) filters[OWNER_FILTER] = owner
-    const page = await paginate(app.db, list, query, { secret: app.tandemConfig.jwtSecret, filters })
+    const rules = relation.target.fieldRules
+    narrowFilters(rules, caller, filters, [], related.search)
+    const read = withOwnerColumn(rules, query.fields)
+    const page = await paginate(app.db, list, { ...query, fields: read.fields }, { secret: app.tandemConfig.jwtSecret, filters })
     await related.load?.(app.db, page.data)
-    return sendList(request, reply, page)
+    const data = shownRows(rules, caller, page.data)
+    read.strip(data)
+    return sendList(request, reply, { ...page, data })
   })
 }

@@ -4,6 +4,7 @@ import { parseInclude } from '../db/relations.js'
 import { OWNER_FILTER, PARENT_FILTER, relationData, resourceData, rowExists } from '../db/resource.js'
 import type { AuthRule } from '../plugins/auth.js'
 import { requireAuth } from '../plugins/auth.js'
+import { narrowFilters, shownRow, shownRows } from '../rules/field-rules.js'
 import { announce, callerNeeded, forbidsOthersRows, readableOwner, readRefused, replacedValues } from '../rules/resource.js'
 import { resourceWrites } from '../rules/resource-writes.js'
 import { IdParams, ItemQuery, ListOf, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
@@ -12,7 +13,7 @@ import { parentOf, pluralOf, servedRelations } from '../schema/relation-targets.
 import type { AccessRule, Resource } from '../schema/resource.js'
 import { etagOf, ifMatch, sendEntity } from './conditional.js'
 import { found, sendList } from './reply.js'
-import { embedding, relatedListRoute, selectionWith, withIncludable } from './related.js'
+import { embedding, relatedListRoute, selectionWith, withIncludable, withOwnerColumn } from './related.js'
 
 /** No body, or an empty object: what an action without `input` takes. */
 const isEmptyBody = (body: unknown): boolean =>
@@ -75,11 +76,24 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
     ? withAuth(rule, true)
     : { ...withAuth(rule, true), attemptLimit: { kind: createLimit.kind, account: (request: FastifyRequest) => createLimit.account(request.body as Record<string, unknown>) } }
   const caller = (request: FastifyRequest) => auth.read === 'public' ? undefined : request.user
+  const rules = resource.fieldRules
+  const search = resource.declaration.search ?? []
 
   return async (app: FastifyInstance) => {
     requireAuth(app)
     const secret = () => app.tandemConfig.jwtSecret
     const written = (reply: FastifyReply, row: object) => reply.header('etag', etagOf(row)).send(row)
+    // `If-Match` names the representation the caller was shown (their field rules applied).
+    const shownMatch = (request: FastifyRequest) => {
+      const matches = ifMatch(request)
+      return matches === undefined ? undefined : (current: Record<string, unknown>) => { matches(shownRow(rules, request.user, current)) }
+    }
+    // What a change answers: the row as the caller may see it.
+    const changed = (request: FastifyRequest, reply: FastifyReply, row: Record<string, unknown>) => written(reply, shownRow(rules, request.user, row))
+    // The caller the field rules look at: a public resource's route asks for no token, so one is checked only when sent.
+    const reader = async (request: FastifyRequest) => auth.read !== 'public'
+      ? request.user
+      : rules !== undefined && request.headers.authorization !== undefined ? await app.accessTokens.authenticate(request) : undefined
 
     /** What `include=` asks: see `embedding`. */
     const includes = async (request: FastifyRequest, query: Query) => {
@@ -103,15 +117,20 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
     const listed = async (request: FastifyRequest, reply: FastifyReply, parentId?: number) => {
       const query = request.query as Query
       const shape = await includes(request, query)
+      const viewer = await reader(request)
       const filters: Record<string, unknown> = Object.fromEntries(filterNames.map((name) => [name, query[name]]))
       const owner = readableOwner(resource, caller(request))
       if (owner !== undefined) filters[OWNER_FILTER] = owner
       if (parentId !== undefined) filters[PARENT_FILTER] = parentId
-      const page = await data.page(app.db, { ...query, fields: shape.fields }, { secret: secret(), filters })
+      narrowFilters(rules, viewer, filters, resource.filters, search)
+      const read = withOwnerColumn(rules, shape.fields, resource.key)
+      const page = await data.page(app.db, { ...query, fields: read.fields }, { secret: secret(), filters })
       // Only an empty page needs to ask whether the parent exists at all.
       if (under !== undefined && parentId !== undefined && page.data.length === 0 && !await rowExists(app.db, under.target.table, parentId)) throw notFound(under.target.name)
       await shape.embed(page.data)
-      return sendList(request, reply, page)
+      const shown = shownRows(rules, viewer, page.data)
+      read.strip(shown)
+      return sendList(request, reply, { ...page, data: shown })
     }
 
     if (!singular) {
@@ -138,13 +157,17 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       const query = request.query as Query
       const shape = await includes(request, query)
       const id = (request.params as Params).id
+      const viewer = await reader(request)
       const owner = readableOwner(resource, caller(request))
-      const mine = await data.find(app.db, id, shape.fields, owner)
+      const read = withOwnerColumn(rules, shape.fields, resource.key)
+      const mine = await data.find(app.db, id, read.fields, owner)
       // Only a miss under an owner rule that forbids others' rows asks whether the row is someone else's.
       if (mine === undefined && owner !== undefined && forbidsOthersRows(resource) && await data.find(app.db, id, resource.key) !== undefined) throw readRefused(resource)
       const row = found(mine, missing)
       await shape.embed([row])
-      return sendEntity(request, reply, row)
+      const shown = shownRow(rules, viewer, row)
+      read.strip([shown])
+      return sendEntity(request, reply, shown)
     })
 
     if (auth.create !== false) {
@@ -157,6 +180,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         const parent = under === undefined ? undefined : (request.params as Params).id
         const row = await writes.create(async () => await request.writeDb(), rule === 'public' ? undefined : request.user, request.body as Record<string, unknown>, { app, afterCommit: (fn) => { request.afterCommit(fn) } }, parent)
         request.afterCommit(() => { announce(app, resource, 'created', row) })
+        // Answered whole, field rules or not: its caller wrote it.
         // The new row's own path: `/api/v1/comments/7` for `POST /api/v1/posts/1/comments`.
         const path = (request.url.split('?')[0] ?? '').replace(/\/$/, '')
         const collection = under === undefined ? path : `${path.split('/').slice(0, -3).join('/')}/${plural}`
@@ -171,9 +195,9 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         schema: { tags, summary: `Replace ${one}`, params: IdParams, querystring: WriteQuery, body: schemas.replace, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
       }, async (request, reply) => {
         const values = replacedValues(resource, request.body as Record<string, unknown>)
-        const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, ifMatch(request), { app }), missing)
+        const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, shownMatch(request), { app }), missing)
         announce(app, resource, 'updated', row)
-        return written(reply, row)
+        return changed(request, reply, row)
       })
 
       app.patch(itemPath, {
@@ -181,9 +205,9 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         schema: { tags, summary: `Change some fields of ${one}`, params: IdParams, querystring: WriteQuery, body: schemas.patch, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
       }, async (request, reply) => {
         const values = request.body as Record<string, unknown>
-        const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, ifMatch(request), { app }), missing)
+        const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, shownMatch(request), { app }), missing)
         announce(app, resource, 'updated', row)
-        return written(reply, row)
+        return changed(request, reply, row)
       })
     }
 
@@ -202,9 +226,9 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       }, async (request, reply) => {
         if (action.input === undefined && !isEmptyBody(request.body)) throw badRequest(`${name} takes no body`, 'body')
         const input = (request.body ?? {}) as Record<string, unknown>
-        const row = found(await writes.act(await request.writeDb(), name, (request.params as Params).id, request.user, action.input === undefined ? {} : input, ifMatch(request), { app, afterCommit: (fn) => { request.afterCommit(fn) } }), missing)
+        const row = found(await writes.act(await request.writeDb(), name, (request.params as Params).id, request.user, action.input === undefined ? {} : input, shownMatch(request), { app, afterCommit: (fn) => { request.afterCommit(fn) } }), missing)
         request.afterCommit(() => { announce(app, resource, 'updated', row) })
-        return written(reply, row)
+        return changed(request, reply, row)
       })
     }
 
@@ -213,7 +237,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         config: withAuth(auth.delete),
         schema: { tags, summary: `Delete a ${resource.name}`, params: IdParams, querystring: WriteQuery, response: { 204: NoContent, ...errors(400, 401, 403, 404, 409, 412, 422, 429) } }
       }, async (request, reply) => {
-        const row = await writes.remove(app.db, (request.params as Params).id, request.user, ifMatch(request), { app })
+        const row = await writes.remove(app.db, (request.params as Params).id, request.user, shownMatch(request), { app })
         if (row === undefined) throw notFound(resource.name)
         announce(app, resource, 'deleted', row)
         return reply.code(204).send(null)

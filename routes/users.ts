@@ -1,13 +1,14 @@
 import type { FastifyPluginAsync } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { findUser, listUsers } from '../db/users.js'
+import { findUser, listUsers, userFilterFields, userSearchFields } from '../db/users.js'
 import { requireAuth } from '../plugins/auth.js'
 import { changeUser, removeUser, signUp } from '../rules/accounts.js'
+import { narrowFilters, shownRow, shownRows } from '../rules/field-rules.js'
 import { IdParams, ItemQuery, ListOf, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
 import { inverseRelations } from '../schema/relation-targets.js'
 import type { Resource } from '../schema/resource.js'
 import { UserView } from '../schema/user-views.js'
-import { CreateUserBody, PatchUserBody, ReplaceUserBody, User, UserListQuery } from '../schema/users.js'
+import { CreateUserBody, PatchUserBody, ReplaceUserBody, User, userFieldRules, UserListQuery } from '../schema/users.js'
 import { parseInclude } from '../db/relations.js'
 import { relationData } from '../db/resource.js'
 import { embedUserRelations, userIncludes } from '../db/user-relations.js'
@@ -23,7 +24,11 @@ export interface UsersRoutesOptions {
   resources?: readonly Resource[]
 }
 
-/** REST transport of the users resource: validation and serialization by schema, data from `db/users`. */
+/**
+ * REST transport of the users resource: validation and serialization by schema, data from `db/users`.
+ * An email is shown to its user and administrators only (`userFieldRules`); a sign-up answers its
+ * caller the account whole, as they gave it.
+ */
 const usersRoutes: FastifyPluginAsync<UsersRoutesOptions> = async (fastify, options) => {
   requireAuth(fastify)
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -48,9 +53,11 @@ const usersRoutes: FastifyPluginAsync<UsersRoutesOptions> = async (fastify, opti
     const include = splitInclude(userIncludes, added, asked)
     parseInclude(userIncludes, include.builtIn)
     const shape = await embedding(app, request, include.added, params.fields, false)
-    const page = await listUsers(app.db, { ...params, fields: shape.fields }, { secret: secret() })
+    // An email filter (or `q`) finds only the caller's own address, unless they read every one.
+    const narrow = (filters: Record<string, unknown>) => { narrowFilters(userFieldRules, request.user, filters, userFilterFields, userSearchFields) }
+    const page = await listUsers(app.db, { ...params, fields: shape.fields }, { secret: secret() }, narrow)
     await Promise.all([embedUserRelations(app.db, page.data, include.builtIn), shape.embed(page.data)])
-    return sendList(request, reply, page)
+    return sendList(request, reply, { ...page, data: shownRows(userFieldRules, request.user, page.data) })
   })
 
   app.get('/users/:id', {
@@ -62,7 +69,7 @@ const usersRoutes: FastifyPluginAsync<UsersRoutesOptions> = async (fastify, opti
     const shape = await embedding(app, request, include.added, request.query.fields, false)
     const user = found(await findUser(app.db, request.params.id, shape.fields), 'user')
     await Promise.all([embedUserRelations(app.db, [user], include.builtIn), shape.embed([user])])
-    return sendEntity(request, reply, user)
+    return sendEntity(request, reply, shownRow(userFieldRules, request.user, user))
   })
 
   for (const related of added.filter(({ relation }) => relation.list)) {
@@ -81,7 +88,7 @@ const usersRoutes: FastifyPluginAsync<UsersRoutesOptions> = async (fastify, opti
     config: { auth: 'selfOrAdmin' },
     schema: { tags, summary: 'Replace a user (a new email of your own needs current_password)', params: IdParams, querystring: WriteQuery, body: ReplaceUserBody, response: { 200: User, ...errors(400, 401, 403, 404, 409, 412, 415, 429) } }
   }, async (request, reply) => {
-    const user = found(await changeUser(app, request.user, request.params.id, request.body, ifMatch(request)), 'user')
+    const user = shownRow(userFieldRules, request.user, found(await changeUser(app, request.user, request.params.id, request.body, ifMatch(request)), 'user'))
     return reply.header('etag', etagOf(user)).send(user)
   })
 
@@ -89,7 +96,7 @@ const usersRoutes: FastifyPluginAsync<UsersRoutesOptions> = async (fastify, opti
     config: { auth: 'selfOrAdmin' },
     schema: { tags, summary: 'Change some fields of a user (a new email of your own needs current_password)', params: IdParams, querystring: WriteQuery, body: PatchUserBody, response: { 200: User, ...errors(400, 401, 403, 404, 409, 412, 415, 429) } }
   }, async (request, reply) => {
-    const user = found(await changeUser(app, request.user, request.params.id, request.body, ifMatch(request)), 'user')
+    const user = shownRow(userFieldRules, request.user, found(await changeUser(app, request.user, request.params.id, request.body, ifMatch(request)), 'user'))
     return reply.header('etag', etagOf(user)).send(user)
   })
 

@@ -1,8 +1,8 @@
 import type { TObject } from '@sinclair/typebox'
 import { Comment } from './comments.js'
 import { Post } from './posts.js'
-import type { AccessRule, Resource } from './resource.js'
-import { User } from './users.js'
+import type { AccessRule, FieldRules, Resource } from './resource.js'
+import { User, userFieldRules } from './users.js'
 
 /** A resource a declared relation may reach: a declared one, or a built-in one by its name. */
 export interface RelationTarget {
@@ -15,6 +15,8 @@ export interface RelationTarget {
   resource?: Resource
   /** A built-in resource's own relations (REST `include=` names, nested routes and GraphQL fields), which an inverse may not reuse. */
   relations?: readonly string[]
+  /** Its field rules: fields read by a row's owner (and administrators) only. */
+  fieldRules?: FieldRules
 }
 
 /**
@@ -23,7 +25,7 @@ export interface RelationTarget {
  * a host's declarations are read alone (`resourceSdl([labels])`).
  */
 const builtInTargets: readonly RelationTarget[] = [
-  { name: 'user', table: 'users', item: User, read: 'authenticated', relations: ['posts', 'orders'] },
+  { name: 'user', table: 'users', item: User, read: 'authenticated', relations: ['posts', 'orders'], fieldRules: userFieldRules },
   { name: 'post', table: 'posts', item: Post, read: 'authenticated', relations: ['author', 'comments'] },
   { name: 'comment', table: 'comments', item: Comment, read: 'authenticated', relations: ['author', 'post'] }
 ]
@@ -63,7 +65,7 @@ const camelCased = (name: string): string => name.replace(/_([a-z0-9])/g, (_, le
 
 function targetsOf (resources: readonly Resource[]): Map<string, RelationTarget> {
   const targets = new Map<string, RelationTarget>(builtInTargets.map((target) => [target.name, target]))
-  for (const declared of resources) targets.set(declared.name, { name: declared.name, table: declared.table, item: declared.schemas.item, read: declared.auth.read, resource: declared })
+  for (const declared of resources) targets.set(declared.name, { name: declared.name, table: declared.table, item: declared.schemas.item, read: declared.auth.read, resource: declared, ...declared.fieldRules === undefined ? {} : { fieldRules: declared.fieldRules } })
   return targets
 }
 

@@ -161,6 +161,13 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
     const field = (column: string, required: boolean) => `  ${camelCase(column)}: ${scalarOf(resource, column)}${required ? '!' : ''}`
     const properties = resource.representation.properties
     const nullable = (column: string) => acceptsNull(properties[column] as TSchema)
+    // A field with a read rule is null for callers it does not admit.
+    const hidden = (column: string) => resource.fieldRules?.fields[column]
+    const shownNullable = (column: string) => nullable(column) || hidden(column) !== undefined
+    const readRule = (column: string) => {
+      const rule = hidden(column)
+      return rule === undefined ? [] : [`  ${described(`Read by the ${resource.name}'s owner${rule === 'ownerOrAdmin' ? ' and administrators' : ''} only; null for everyone else.`)}`]
+    }
     const writable = resource.declaration.writable
     const argument = ({ name, field, op }: ResourceFilter) => `${camelCase(name)}: ${op === 'positive' ? 'Boolean' : scalarOf(resource, field)}`
     const filters = [...resource.filters.map(argument), ...(resource.declaration.search ?? []).length > 0 ? ['q: String'] : []]
@@ -191,9 +198,9 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
     const namedOwner = ownerOnCreate === undefined || owner === undefined ? [] : [`  ${described('Left out: the caller.')}`, field(owner, false)]
     // Object types of loaded fields and of a create's own input, by name.
     const objectTypes = new Map<string, string>()
-    const shown = (column: string) => resource.loaded.includes(column)
-      ? `  ${camelCase(column)}: ${fieldTypeOf(resource, column, properties[column] as TSchema, `${names.type}${capitalized(camelCase(column))}`, 'type', objectTypes)}${nullable(column) ? '' : '!'}`
-      : field(column, !nullable(column))
+    const shown = (column: string) => [...readRule(column), resource.loaded.includes(column)
+      ? `  ${camelCase(column)}: ${fieldTypeOf(resource, column, properties[column] as TSchema, `${names.type}${capitalized(camelCase(column))}`, 'type', objectTypes)}${shownNullable(column) ? '' : '!'}`
+      : field(column, !shownNullable(column))].join('\n')
     const ownCreate = resource.declaration.create
     const ownInput = ownCreate === undefined
       ? []
@@ -221,7 +228,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
       return [
         `${described(`A ${resource.name}, one per ${parent.name} (REST: /${parent.plural}/{id}/${resource.name}).`)}`,
         `type ${names.type} {`,
-        ...resource.columns.map((column) => field(column, !nullable(column))),
+        ...resource.columns.map((column) => [...readRule(column), field(column, !shownNullable(column))].join('\n')),
         ...relations.map((relation) => `  ${relation.name}: ${targetTypeOf(relation.target)}${relation.required === true ? '!' : ''}`),
         '}',
         ...updateInput,

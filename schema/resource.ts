@@ -128,6 +128,26 @@ export interface LoadedField {
   load: (db: Db, ids: readonly number[]) => Promise<ReadonlyMap<number, unknown>>
 }
 
+/**
+ * Who may read a field beyond the resource's read rule: the row's owner (`owner`), or its owner and
+ * administrators (`ownerOrAdmin`). Every other caller gets the row with the field null.
+ */
+export type FieldReadRule = 'owner' | 'ownerOrAdmin'
+
+/**
+ * A rule of one field of the representation.
+ * @example { read: 'ownerOrAdmin' }
+ */
+export interface FieldDeclaration {
+  read: FieldReadRule
+}
+
+/** A resource's field rules: the column that names each row's owner, and the rule of each field that has one. */
+export interface FieldRules {
+  readonly owner: string
+  readonly fields: Readonly<Record<string, FieldReadRule>>
+}
+
 /** The writes a write-only input is taken by. */
 export type InputWrite = 'create' | 'update'
 
@@ -251,6 +271,19 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
    */
   othersRows?: 'hidden' | 'forbidden'
   /**
+   * Field rules: a field read by the row's owner (`owner`, the declaration's `owner` column names
+   * them) or by its owner and administrators (`ownerOrAdmin`) only. Every other caller gets the row
+   * with that field null, wherever the row appears: lists and single reads, `include=` and relations
+   * at any depth in GraphQL, write answers, subscriptions (each subscriber sees it as its own rule
+   * says). Answers' schemas and GraphQL types have the field nullable. A list filter on the field
+   * matches only the caller's own rows, and `q` looks only at the search fields the caller reads on
+   * every row (only their own rows when there is none), so that neither tells another row's value.
+   * The field cannot be sorted by, nor be the key of a relation or a required event argument. A
+   * create answers its caller the row whole: they wrote it.
+   * @example { email: { read: 'ownerOrAdmin' } }
+   */
+  fields?: Readonly<Partial<Record<Field<R>, FieldDeclaration>>>
+  /**
    * Who may do what. Default: `authenticated` reads and creates, `ownerOrAdmin` (or `admin` without an
    * owner) changes. `false` for `create`, `update` or `delete`: the resource does not offer that write
    * at all: no REST route (404, as any unknown path), no GraphQL mutation, no OpenAPI entry, and no
@@ -302,6 +335,8 @@ export interface Resource<R extends TObject = TObject> {
   readonly events: readonly ResourceEventSpec[]
   /** The `under` relation: the rows live under the row it names. */
   readonly under?: { readonly relation: string, readonly key: string, readonly target: string }
+  /** The field rules (`fields`), when the declaration has any. */
+  readonly fieldRules?: FieldRules
   readonly schemas: {
     /** The whole representation: what writes answer. */
     item: TObject
@@ -385,6 +420,27 @@ function filterSchema (filter: ResourceFilter, field: TSchema, description: stri
   const bound = BOUNDS[filter.op]
   const said = description ?? (bound === undefined ? undefined : `${bound} ${filter.field}${filter.op.endsWith('=') ? ', inclusive' : ''}.`)
   return said === undefined ? schema : { ...schema, description: said }
+}
+
+/** The declaration's field rules, checked: undefined when it has none. */
+function fieldRulesOf<R extends TObject> (declaration: ResourceDeclaration<R>, key: string, events: readonly ResourceEventSpec[]): FieldRules | undefined {
+  const declared = Object.entries(declaration.fields ?? {}) as Array<[string, FieldDeclaration | undefined]>
+  if (declared.length === 0) return undefined
+  const { owner } = declaration
+  check(owner !== undefined, declaration, 'fields: a field read rule needs an `owner` field, whose rows it gives to their owner')
+  const keys = Object.values(declaration.relations ?? {}).filter((relation) => 'belongsTo' in relation).map((relation) => relation.key)
+  const rules: Record<string, FieldReadRule> = {}
+  for (const [field, rule] of declared) {
+    check(Object.hasOwn(declaration.representation.properties, field), declaration, `fields names ${field}, which is not in the representation`)
+    check(rule?.read === 'owner' || rule?.read === 'ownerOrAdmin', declaration, `fields: ${field} needs { read: 'owner' } or { read: 'ownerOrAdmin' }`)
+    check(field !== key && field !== owner, declaration, `fields: ${field} names the rows or their owner: it cannot be hidden`)
+    // Each would tell a caller the hidden value: by the order of rows, a row found by it, or the events heard.
+    check(!(declaration.sort ?? []).includes(field as Field<R>), declaration, `fields: ${field} has a read rule, so lists cannot be sorted by it`)
+    check(!keys.includes(field), declaration, `fields: ${field} has a read rule, so it cannot be the key of a relation`)
+    check(events.every(({ require }) => !require.includes(field)), declaration, `fields: ${field} has a read rule, so a subscription cannot require it`)
+    rules[field] = rule.read
+  }
+  return Object.freeze({ owner, fields: Object.freeze(rules) })
 }
 
 /** Throws on a `key` or `singularOf` the declaration gets wrong: what a resource without a list of its own cannot have. */
@@ -551,6 +607,7 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     check(Array.isArray(require), declaration, `event ${event}: require is a list of fields`)
     known(require, `event ${event}: require`)
   }
+  const fieldRules = fieldRulesOf(declaration, key, events)
   const [under] = unders
   const underTarget = under === undefined ? undefined : (under[1] as { belongsTo: string }).belongsTo
 
@@ -570,7 +627,10 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     if (on.includes('update')) replaceProperties[input] = writeOnly
   }
   const patchProperties = Object.fromEntries(Object.entries(replaceProperties).map(([field, schema]) => [field, KindGuard.IsOptional(schema) ? schema : Type.Optional(schema)]))
-  const rest = pick(fields.filter((field) => field !== key))
+  // What reads answer: a field with a read rule is null for callers it does not admit.
+  const answered = (fields: readonly string[]): TProperties => Object.fromEntries(Object.entries(pick(fields)).map(([field, schema]) =>
+    [field, fieldRules?.fields[field] === undefined || acceptsNull(schema) ? schema : Type.Union([schema, Type.Null()])]))
+  const rest = answered(fields.filter((field) => field !== key))
   // `fields=` never leaves out the key: a row is always named.
   const selection = key === 'id' ? Selectable(rest) : Type.Composite([Type.Object({ [key]: properties[key] as TSchema }), Type.Partial(Type.Object(rest))])
   const filterDescriptions = Array.isArray(declaration.filters) ? {} : declaration.filters as Readonly<Record<string, FilterDeclaration>> | undefined ?? {}
@@ -590,8 +650,9 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     filters: Object.freeze(filters.map((filter) => Object.freeze(filter))),
     events: Object.freeze(events.map((event) => Object.freeze(event))),
     ...under === undefined ? {} : { under: Object.freeze({ relation: under[0], key: under[1].key, target: underTarget as string }) },
+    ...fieldRules === undefined ? {} : { fieldRules },
     schemas: {
-      item: Type.Object(pick(fields), { additionalProperties: false }),
+      item: Type.Object(answered(fields), { additionalProperties: false }),
       selection,
       list: ListOf(selection),
       listQuery: ListQuery(sort, filterParameters),
