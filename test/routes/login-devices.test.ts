@@ -76,6 +76,7 @@ t.test('the per-address limits still apply to a client with a device token', asy
   const app = await build(t)
   const me = await signUp(app)
   const { deviceToken } = body<LoginAnswer>(await attempt(app, { email: me.email, password: me.password }))
+  t.type(deviceToken, 'string')
   const ip = randomIp()
   for (let i = 0; i < LOGIN_LIMITS.perAccount; i++) t.equal((await attempt(app, { email: me.email, password: `wrong ${i}`, deviceToken }, ip)).statusCode, 401)
   t.equal((await attempt(app, { email: me.email, password: me.password, deviceToken }, ip)).statusCode, 429, 'attempts per address and account')
