@@ -31,20 +31,21 @@ function asResource (entry: unknown, index: number, path: string): Resource {
 
 /**
  * Imports the module at `path` (relative to the working directory) and checks what it exports: an
- * array `resources`, and `migrations` as an object of Kysely migrations when present.
+ * array `resources`, and `migrations` as an object of Kysely migrations when present. Errors name
+ * the path as `setting`, the operator's name for it (`RESOURCES_MODULE` or `resourcesModule`).
  */
-export async function loadResourcesModule (path: string): Promise<HostResources> {
+export async function loadResourcesModule (path: string, setting = 'resourcesModule'): Promise<HostResources> {
   let exported: Record<string, unknown>
   try {
     exported = await import(pathToFileURL(resolve(path)).href) as Record<string, unknown>
   } catch (error) {
-    throw new ConfigError(`RESOURCES_MODULE ${path} could not be loaded: ${messageOf(error)}`)
+    throw new ConfigError(`${setting} ${path} could not be loaded: ${messageOf(error)}`)
   }
-  if (!Array.isArray(exported.resources)) throw new ConfigError(`RESOURCES_MODULE ${path} must export an array \`resources\``)
+  if (!Array.isArray(exported.resources)) throw new ConfigError(`${setting} ${path} must export an array \`resources\``)
   const resources = exported.resources.map((entry: unknown, index) => asResource(entry, index, path))
   const { migrations } = exported
   if (migrations === undefined) return { resources }
   const valid = isObject(migrations) && Object.values(migrations).every((migration) => isObject(migration) && typeof migration.up === 'function')
-  if (!valid) throw new ConfigError(`RESOURCES_MODULE ${path}: \`migrations\` must be an object of migrations, each with an \`up\` function`)
+  if (!valid) throw new ConfigError(`${setting} ${path}: \`migrations\` must be an object of migrations, each with an \`up\` function`)
   return { resources, migrations: migrations as Record<string, Migration> }
 }

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { TandemOptions } from '../schema/options.js'
 import auth from '../plugins/auth.js'
-import { ConfigError, useConfig } from '../plugins/config.js'
+import { ConfigError, settingName, useConfig } from '../plugins/config.js'
 import database, { connectOptions, type DatabaseOptions } from '../plugins/database.js'
 import { errorHandler, notFoundHandler } from '../plugins/errors.js'
 import events from '../plugins/events.js'
@@ -55,13 +55,16 @@ export interface TandemPluginOptions extends TandemOptions {
   security?: boolean
 }
 
-/** The host's resources: given as options, or in the module `resourcesModule` names (never both). */
-async function hostResources (options: Pick<TandemPluginOptions, 'resources' | 'migrations'>, resourcesModule: string | undefined): Promise<Pick<TandemPluginOptions, 'resources' | 'migrations'>> {
+/**
+ * The host's resources: given as options, or in the module `resourcesModule` names (never both).
+ * `setting` is how the operator called that option (`RESOURCES_MODULE` from the environment).
+ */
+async function hostResources (options: Pick<TandemPluginOptions, 'resources' | 'migrations'>, resourcesModule: string | undefined, setting: string): Promise<Pick<TandemPluginOptions, 'resources' | 'migrations'>> {
   if (resourcesModule === undefined) return { resources: options.resources, migrations: options.migrations }
   if (options.resources !== undefined || options.migrations !== undefined) {
-    throw new ConfigError('invalid configuration: give resources and migrations, or resourcesModule, not both')
+    throw new ConfigError(`invalid configuration: give resources and migrations, or ${setting}, not both`)
   }
-  return loadResourcesModule(resourcesModule)
+  return loadResourcesModule(resourcesModule, setting)
 }
 
 /**
@@ -75,7 +78,7 @@ async function hostResources (options: Pick<TandemPluginOptions, 'resources' | '
 async function tandem (app: FastifyInstance, options: TandemPluginOptions): Promise<void> {
   const { db, rootHandlers, openapi: withOpenApi, graphql: withGraphql, tracing: traced, security: withSecurity, resources: given, migrations: givenMigrations, ...rest } = options
   const config = useConfig(app, rest)
-  const { resources, migrations } = await hostResources({ resources: given, migrations: givenMigrations }, config.resourcesModule)
+  const { resources, migrations } = await hostResources({ resources: given, migrations: givenMigrations }, config.resourcesModule, settingName(config, 'resourcesModule'))
   // Before anything else starts: a resource that takes another's name or path stops the start here.
   servedResources(resources)
   // First, so that every hook and route after it is traced.
@@ -85,7 +88,7 @@ async function tandem (app: FastifyInstance, options: TandemPluginOptions): Prom
   if (metricsEnabled(config)) await app.register(metrics)
   if (withSecurity === false) {
     // CORS is part of the headers left to the host: an origin list that nothing applies is a mistake.
-    if (config.corsOrigins !== undefined) throw new ConfigError('invalid configuration: corsOrigins needs security; with security: false, register @fastify/cors yourself')
+    if (config.corsOrigins !== undefined) throw new ConfigError(`invalid configuration: ${settingName(config, 'corsOrigins')} needs security; with security: false, register @fastify/cors yourself`)
   } else {
     await app.register(security)
   }

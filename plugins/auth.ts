@@ -7,7 +7,7 @@ import fp from 'fastify-plugin'
 import { claimLoginAttempt, clearLoginAttempt, ensureAdmin, findLoginAccount, type LoginAccount, type LoginClaim, type Role } from '../db/auth.js'
 import { forbidden, TandemError, tooManyFor, unauthenticated } from '../schema/errors.js'
 import type { TandemOptions } from '../schema/options.js'
-import { ConfigError, useConfig } from './config.js'
+import { ConfigError, settingName, useConfig } from './config.js'
 import { deviceTokens } from './device-tokens.js'
 import { hashPassword, verifyPassword } from './passwords.js'
 import { RevocationList } from './revocations.js'
@@ -184,7 +184,7 @@ async function auth (app: FastifyInstance, options: TandemOptions): Promise<void
       matches: async (stored) => verifyPassword(stored, password)
     }, new Date(Date.now() + expiresIn * 1000))
     if (outcome === 'not-an-admin') {
-      throw new ConfigError(`adminEmail ${config.adminEmail} belongs to an account that is not an administrator; configuration never promotes an account: choose another address`)
+      throw new ConfigError(`${settingName(config, 'adminEmail')} ${config.adminEmail} belongs to an account that is not an administrator; configuration never promotes an account: choose another address`)
     }
     if (outcome === 'password-changed') await revocations.refresh().catch(() => {})
     app.log.info({ email: config.adminEmail, outcome }, 'administrator account ready')

@@ -21,6 +21,30 @@ const optionKeys = Object.keys(TandemOptionsSchema.properties) as Array<keyof Ta
 export const envName = (key: string): string => key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase()
 
 /**
+ * The values `configFromEnv` read, kept on the configuration it returns under this key: a symbol,
+ * so that it is no option (the schema never sees it), and enumerable, so that object spread keeps
+ * it — `{ ...config, db }` handed to `tandem` still knows where each value came from when an error
+ * about one is found later, by a plugin or only once the database is open (`ADMIN_EMAIL` naming a
+ * user's own account).
+ */
+const fromEnvironment = Symbol('tandem.fromEnvironment')
+
+interface Sourced { [fromEnvironment]?: Readonly<Record<string, unknown>> }
+
+/**
+ * How the operator called the setting `key` of `config`, for messages: its environment variable
+ * (`ADMIN_EMAIL`) when the value came from the environment (`configFromEnv`), else the option's
+ * name (`adminEmail`). A value a host set over the environment's (`{ ...configFromEnv(env), port }`)
+ * is its option's.
+ * @example throw new ConfigError(`invalid configuration: ${settingName(config, 'corsOrigins')} needs security`)
+ */
+export function settingName (config: object, key: keyof TandemConfig): string {
+  const read = (config as Sourced)[fromEnvironment]
+  if (read === undefined || !Object.is((config as Record<string, unknown>)[key], read[key])) return key
+  return envName(key)
+}
+
+/**
  * Why a `trustProxy` setting is refused, or undefined when it is not. Trusting every hop (`true`, or
  * a range of every address) takes the left-most `X-Forwarded-For` entry for the client's address,
  * and that entry is whatever the client sent: each request could choose its address and step
@@ -35,10 +59,12 @@ export function refusedTrustProxy (setting: unknown, name = 'trustProxy'): strin
 }
 
 /**
- * Validates options once and fills in the defaults. `describe` names a key in messages, so the
- * server entry point can say `RATE_LIMIT_MAX` where a plugin user would read `rateLimitMax`.
+ * Validates options once and fills in the defaults. Messages name a setting as the operator set it
+ * (`settingName`): `RATE_LIMIT_MAX` for a value from the environment, `rateLimitMax` for an option.
+ * The result keeps what the options knew of the environment.
  */
-export function validateOptions (options: TandemOptions | Record<string, unknown> = {}, describe: (key: string) => string = (k) => k): TandemConfig {
+export function validateOptions (options: TandemOptions | Record<string, unknown> = {}): TandemConfig {
+  const describe = (key: string): string => settingName(options, key as keyof TandemConfig)
   const input: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(options)) {
     if (value !== undefined && value !== '') input[key] = value
@@ -67,6 +93,8 @@ export function validateOptions (options: TandemOptions | Record<string, unknown
   } catch (error) {
     throw new ConfigError(`invalid configuration: ${describe('metricsAllow')} ${(error as Error).message}`)
   }
+  const read = (options as Sourced)[fromEnvironment]
+  if (read !== undefined) (config as Sourced)[fromEnvironment] = read
   return config
 }
 
@@ -80,11 +108,20 @@ export function resolveConfig (options: TandemOptions = {}): ResolvedConfig {
   }
 }
 
-/** Reads the options from environment variables; only the server entry point calls this. */
+/**
+ * Reads the options from environment variables; only the server entry point calls this. The
+ * result remembers that its values came from there (see `settingName`), and keeps remembering
+ * through object spread: an error found later about one of them names its variable.
+ * @example await app.register(tandem, { ...configFromEnv(process.env), db })
+ */
 export function configFromEnv (env: NodeJS.ProcessEnv): TandemConfig {
-  const options: Record<string, unknown> = {}
+  const options: Record<string, unknown> & Sourced = {}
   for (const key of optionKeys) options[key] = env[envName(key)]
-  return validateOptions(options, envName)
+  // As read, for the messages of validation itself; then as validated (numbers, defaults).
+  options[fromEnvironment] = { ...options }
+  const config: TandemConfig & Sourced = validateOptions(options)
+  config[fromEnvironment] = Object.fromEntries(Object.entries(config))
+  return config
 }
 
 /**

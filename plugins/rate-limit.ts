@@ -4,7 +4,7 @@ import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
 import { rateLimited } from '../schema/errors.js'
 import type { TandemOptions } from '../schema/options.js'
-import { useConfig } from './config.js'
+import { settingName, useConfig } from './config.js'
 
 /**
  * Attempts per window at the routes an attacker would hammer: from one IP for one account (an
@@ -64,7 +64,8 @@ declare module 'fastify' {
   }
 }
 
-async function connectRedis (url: string, log: FastifyBaseLogger): Promise<Redis> {
+/** `setting` is the operator's name for the URL (`REDIS_URL` or `redisUrl`), for the error. */
+async function connectRedis (url: string, setting: string, log: FastifyBaseLogger): Promise<Redis> {
   // No offline queue: while Redis is away commands fail at once and the limiter lets requests
   // through (skipOnError) rather than holding them.
   // Loaded only when used: importing ioredis costs every process memory, Redis or not (see
@@ -76,7 +77,7 @@ async function connectRedis (url: string, log: FastifyBaseLogger): Promise<Redis
     await redis.connect()
   } catch (error) {
     redis.disconnect()
-    throw new Error(`cannot connect to Redis (redisUrl): ${(error as Error).message}`)
+    throw new Error(`cannot connect to Redis (${setting}): ${(error as Error).message}`)
   }
   return redis
 }
@@ -85,7 +86,7 @@ const ip = (request: FastifyRequest): string => normalizeIP(request.ip)
 
 async function rateLimiting (app: FastifyInstance, options: TandemOptions): Promise<void> {
   const config = useConfig(app, options)
-  const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl, app.log)
+  const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl, settingName(config, 'redisUrl'), app.log)
   if (redis !== undefined) app.addHook('onClose', async () => { await redis.quit() })
 
   const common: RateLimitOptions = {

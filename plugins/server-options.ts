@@ -1,7 +1,7 @@
 import type { Server } from 'node:http'
 import { createRequire } from 'node:module'
 import type { FastifyHttpOptions, FastifyReply, FastifyRequest } from 'fastify'
-import { ConfigError, refusedTrustProxy, type ResolvedConfig } from './config.js'
+import { ConfigError, refusedTrustProxy, settingName, type ResolvedConfig } from './config.js'
 import { toErrorResponse } from './errors.js'
 import { redactUrl } from './redaction.js'
 import { requestLogger } from './request-logger.js'
@@ -20,11 +20,12 @@ function serializeRequest (request: FastifyRequest) {
 
 /**
  * `TRUST_PROXY` as Fastify's `trustProxy` takes it: a hop count, or the addresses and CIDRs of the
- * proxies. `true` throws (see `refusedTrustProxy`), here too, as a host may pass a setting of its own.
+ * proxies. `true` throws (see `refusedTrustProxy`), here too, as a host may pass a setting of its own;
+ * the error calls it `name`.
  */
-export function trustProxyOption (setting: string | undefined): false | string | ((address: string, hop: number) => boolean) {
+export function trustProxyOption (setting: string | undefined, name = 'trustProxy'): false | string | ((address: string, hop: number) => boolean) {
   if (setting === undefined || setting === 'false') return false
-  const refused = refusedTrustProxy(setting)
+  const refused = refusedTrustProxy(setting, name)
   if (refused !== undefined) throw new ConfigError(refused)
   if (/^[0-9]+$/.test(setting)) {
     // What Fastify makes of a number: the closest `hops` addresses are proxies.
@@ -73,7 +74,7 @@ export function serverOptions (
   const requestTimeout = config.requestTimeout ?? 30_000
   const transport = logTransport(logFormat(config, stdoutIsTerminal))
   return {
-    trustProxy: trustProxyOption(config.trustProxy),
+    trustProxy: trustProxyOption(config.trustProxy, settingName(config, 'trustProxy')),
     // Headers and body must arrive within this: a client trickling them holds a socket and a parser.
     requestTimeout,
     http: { connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, requestTimeout === 0 ? TIMEOUT_CHECK_MS : requestTimeout) },

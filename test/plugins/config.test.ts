@@ -1,6 +1,11 @@
+import Fastify from 'fastify'
 import t from 'tap'
-import { configFromEnv, envName, validateOptions } from '../../plugins/config.js'
-import { spawnServer, startServer } from '../helpers/processes.js'
+import tandem, { type TandemPluginOptions } from '../../app/tandem.js'
+import { configFromEnv, envName, settingName, validateOptions } from '../../plugins/config.js'
+import { serverOptions } from '../../plugins/server-options.js'
+import { build, TEST_SECRET } from '../helpers/app.js'
+import { migratedDataDir } from '../helpers/database.js'
+import { SERVER_SECRET, spawnServer, startServer } from '../helpers/processes.js'
 
 const badConfigs: Array<[string, Record<string, string>, RegExp]> = [
   ['an unparsable number', { RATE_LIMIT_MAX: 'lots' }, /RATE_LIMIT_MAX must be integer/],
@@ -11,7 +16,9 @@ const badConfigs: Array<[string, Record<string, string>, RegExp]> = [
   ['metrics on the API\'s own port', { PORT: '3000', METRICS_PORT: '3000' }, /METRICS_PORT must differ from PORT/],
   ['a metrics allow-list that is not one', { METRICS_ALLOW: 'localhost' }, /METRICS_ALLOW has an entry that is not an address or CIDR/],
   ['a proxy trusted for every hop', { TRUST_PROXY: 'true' }, /TRUST_PROXY true is refused: .*left-most is the client's own/],
-  ['an unreachable database', { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere' }, /cannot start/]
+  ['an unreachable database', { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere' }, /cannot start/],
+  // Found by a plugin as the application starts, long after the environment was read.
+  ['an unreachable Redis', { REDIS_URL: 'redis://127.0.0.1:1' }, /^tandem: cannot start: cannot connect to Redis \(REDIS_URL\)/]
 ]
 
 for (const [label, env, message] of badConfigs) {
@@ -76,4 +83,55 @@ t.test('environment names derive from option names', async (t) => {
   t.equal(defaults.graphqlIntrospection, undefined, 'introspection follows nodeEnv unless set')
   t.equal(configFromEnv({ GRAPHQL_INTROSPECTION: 'true' }).graphqlIntrospection, true)
   t.equal(configFromEnv({ GRAPHQL_INTROSPECTION: 'false' }).graphqlIntrospection, false)
+})
+
+t.test('regression: ADMIN_EMAIL naming a signed-up account stopped the start naming adminEmail, an option the operator never set; now it names ADMIN_EMAIL', async (t) => {
+  const dataDir = await migratedDataDir(t)
+  const first = await startServer(t, { DATA_DIR: dataDir })
+  const signUp = await fetch(`${first.url}/api/v1/users`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Chief', email: 'chief@example.com', password: 'correct horse battery' }) })
+  t.equal(signUp.status, 201)
+  first.child.kill('SIGTERM')
+  t.equal((await first.exited).code, 0)
+
+  const { code, stderr } = await spawnServer(t, { DATA_DIR: dataDir, JWT_SECRET: SERVER_SECRET, PORT: '0', ADMIN_EMAIL: 'chief@example.com', ADMIN_PASSWORD: 'another-password' }).exited
+  t.not(code, 0)
+  const lines = stderr.trim().split('\n')
+  t.equal(lines.length, 1, stderr)
+  t.match(lines[0], /^tandem: cannot start: ADMIN_EMAIL chief@example\.com belongs to an account that is not an administrator/)
+  t.notMatch(stderr, /adminEmail/, 'not the option\'s name, which the operator never used')
+})
+
+t.test('errors found after the environment was read name a setting as the operator set it: its variable, or its option', async (t) => {
+  const signedUp = await build(t)
+  const res = await signedUp.inject({ method: 'POST', url: '/api/v1/users', payload: { name: 'Chief', email: 'chief@example.com', password: 'correct horse battery' } })
+  t.equal(res.statusCode, 201)
+  // Tandem over the same database, as server.ts starts it: the configuration spread into the options.
+  const start = async (options: TandemPluginOptions) => {
+    const app = Fastify(serverOptions({ logLevel: 'silent' }))
+    t.teardown(() => app.close())
+    await app.register(tandem, { db: signedUp.db, jwtSecret: TEST_SECRET, ...options })
+    await app.ready()
+  }
+  const admin = { ADMIN_EMAIL: 'chief@example.com', ADMIN_PASSWORD: 'another-password' }
+  await t.rejects(start(configFromEnv(admin)), { name: 'ConfigError', message: /^ADMIN_EMAIL chief@example\.com belongs to an account that is not an administrator/ })
+  await t.rejects(start({ adminEmail: 'chief@example.com', adminPassword: 'another-password' }), { message: /^adminEmail chief@example\.com belongs/ }, 'an option: its name')
+  await t.rejects(start({ ...configFromEnv({ ...admin, ADMIN_EMAIL: 'boss@example.com' }), adminEmail: 'chief@example.com' }), { message: /^adminEmail chief@example\.com belongs/ }, 'a host\'s value over the environment\'s: the option')
+
+  await t.rejects(start(configFromEnv({ RESOURCES_MODULE: 'test/app/fixtures/missing.mjs' })), /^RESOURCES_MODULE test\/app\/fixtures\/missing\.mjs could not be loaded/)
+  await t.rejects(start({ resourcesModule: 'test/app/fixtures/missing.mjs' }), /^resourcesModule test\/app\/fixtures\/missing\.mjs could not be loaded/, 'not the variable of a server it never ran in')
+  await t.rejects(start({ ...configFromEnv({ RESOURCES_MODULE: 'test/app/fixtures/notes.mjs' }), resources: [] }), /give resources and migrations, or RESOURCES_MODULE, not both/)
+  await t.rejects(start({ ...configFromEnv({ CORS_ORIGINS: 'https://app.example.com' }), security: false }), /^invalid configuration: CORS_ORIGINS needs security/)
+  t.throws(() => serverOptions({ ...configFromEnv({}), trustProxy: 'true' }), /^invalid configuration: trustProxy true is refused/, 'a host\'s own setting')
+})
+
+t.test('settingName: the variable while the value is the environment\'s, the option otherwise', async (t) => {
+  const fromEnv = configFromEnv({ PORT: '8080' })
+  t.equal(settingName(fromEnv, 'port'), 'PORT')
+  t.equal(settingName(fromEnv, 'adminPassword'), 'ADMIN_PASSWORD', 'unset there too')
+  t.equal(settingName({ ...fromEnv, host: '0.0.0.0' }, 'host'), 'host', 'changed by the host')
+  t.equal(settingName({ ...fromEnv, host: '0.0.0.0' }, 'port'), 'PORT', 'the others still the environment\'s')
+  t.equal(settingName(validateOptions({ ...fromEnv }), 'port'), 'PORT', 'through validation again, as each plugin does')
+  t.equal(settingName(validateOptions({ port: 8080 }), 'port'), 'port')
+  t.throws(() => validateOptions({ ...fromEnv, rateLimitMax: 0 }), /^invalid configuration: rateLimitMax must be >= 1/)
+  t.throws(() => validateOptions({ ...configFromEnv({ PORT: '3000' }), metricsPort: 3000 }), /^invalid configuration: metricsPort must differ from PORT/)
 })
