@@ -1,4 +1,9 @@
 import { configFromEnv, ConfigError } from './plugins/config.js'
+import { watchTerminal } from './plugins/terminal.js'
+
+// First, while stdin, stdout and stderr are as the process found them: whichever is a terminal
+// that goes away later is pointed at /dev/null, or Node 20 aborts as it exits and the log stops the server.
+const onLostTerminal = watchTerminal()
 
 /** Every demo user's password, so that a first-time user can log in and try each endpoint. */
 const DEMO_PASSWORD = 'tandem-demo'
@@ -58,7 +63,15 @@ try {
   process.exit(1)
 }
 
-closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+// Before close-with-grace's listeners, whose 'closing' line would go to a terminal that hung up: on
+// SIGHUP, which the kernel sends as a terminal goes, and on the others, if it went unannounced.
+for (const signal of ['SIGHUP', 'SIGINT', 'SIGQUIT', 'SIGTERM', 'SIGUSR2'] as const) process.on(signal, onLostTerminal)
+// Not for the signals of a fault (a bad memory access, an illegal instruction, abort()): a listener
+// only queues one for the event loop and returns to the faulting instruction, which faults again —
+// a core spun on it for good and no later signal was heard. Its SIGSEGV handler also replaced V8's,
+// which turns a WebAssembly out-of-bounds access (PGlite's) into an exception: that spun as well.
+// Their default ends the process.
+closeWithGrace({ delay: 10_000, skip: ['SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL', 'SIGTRAP', 'SIGABRT'] }, async ({ signal, err }) => {
   if (err !== undefined) app.log.error({ err }, 'closing after an uncaught error')
   else app.log.info({ signal }, 'closing')
   await app.close()
