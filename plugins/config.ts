@@ -109,8 +109,8 @@ export function resolveConfig (options: TandemOptions = {}): ResolvedConfig {
 }
 
 /**
- * Reads the options from environment variables; only the server entry point calls this. The
- * result remembers that its values came from there (see `settingName`), and keeps remembering
+ * Reads the options from environment variables, as the server entry point does (plugins never
+ * read `process.env`). The result remembers that its values came from there (see `settingName`), and keeps remembering
  * through object spread: an error found later about one of them names its variable.
  * @example await app.register(tandem, { ...configFromEnv(process.env), db })
  */
