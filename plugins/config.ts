@@ -75,8 +75,9 @@ export function validateOptions (options: TandemOptions | Record<string, unknown
   if (!validate(input)) {
     const error = validate.errors?.[0]
     const key = error?.instancePath.slice(1) || String(error?.params?.additionalProperty ?? error?.params?.missingProperty ?? '')
-    const got = key in input ? ` (got ${JSON.stringify(options[key as keyof typeof options])})` : ''
-    throw new ConfigError(`invalid configuration: ${describe(key)} ${error?.message ?? 'is invalid'}${got}`)
+    // The value itself is never repeated: it may be a secret (JWT_SECRET, a password in DATABASE_URL)
+    // and this line goes to the log.
+    throw new ConfigError(`invalid configuration: ${describe(key)} ${error?.message ?? 'is invalid'}`)
   }
   const config = input as unknown as TandemConfig
   if (config.nodeEnv === 'production' && config.jwtSecret === undefined) {

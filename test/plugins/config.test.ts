@@ -43,6 +43,23 @@ t.test('a good configuration listens, answers, and exits 0 on SIGTERM', async (t
   t.equal(code, 0)
 })
 
+t.test('regression: a refused setting\'s value was quoted in the error line, secrets included', async (t) => {
+  const refused = [
+    { JWT_SECRET: 'short-secret' },
+    { ADMIN_EMAIL: 'chief@example.com', ADMIN_PASSWORD: 'pass' },
+    { DATABASE_URL: 'mysql://app:hunter2-secret@db/app' },
+    { RATE_LIMIT_MAX: 'lots' }
+  ]
+  for (const env of refused) {
+    const secret = Object.values(env).at(-1) as string
+    const error = (() => { try { configFromEnv(env); return undefined } catch (error) { return error as Error } })()
+    t.ok(error, `${Object.keys(env).join(', ')} is refused`)
+    t.match(error?.message, new RegExp(`^invalid configuration: ${Object.keys(env).at(-1) as string} `), 'naming the variable')
+    t.notOk(error?.message.includes(secret), 'never quoting its value')
+    t.notOk(error?.message.includes('hunter2'), 'nor a part of it')
+  }
+})
+
 t.test('environment names derive from option names', async (t) => {
   t.equal(envName('rateLimitMax'), 'RATE_LIMIT_MAX')
   t.equal(envName('graphqlMaxDepth'), 'GRAPHQL_MAX_DEPTH')
