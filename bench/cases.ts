@@ -62,6 +62,14 @@ export const cases: BenchCase[] = [
     requests: () => [get('/')]
   },
   {
+    // The very request of graphql-nested, answered by the baseline's server from one SQL statement (bench/nested.ts).
+    id: 'baseline-nested',
+    title: 'baseline: node:http + pg, the nested GraphQL case\'s answer from one SQL statement',
+    server: 'baseline',
+    writes: false,
+    requests: (c) => [graphql(c, GRAPHQL_NESTED)]
+  },
+  {
     id: 'floor-first-page',
     title: 'reference: Fastify + pg + response schema, the same page',
     server: 'floor',

@@ -101,6 +101,7 @@ export function evaluateTargets (cases: CaseResult[], run?: { wallSeconds: numbe
     atLeast('REST deep keyset page vs the OFFSET page of that depth', ratio(byId(cases, 'rest-deep-keyset'), byId(cases, 'rest-deep-offset')), 20, '×'),
     atLeast('declared host resource\'s first page vs REST first page', ratio(byId(cases, 'rest-declared-first-page'), first), 0.95, '×'),
     atLeast('GraphQL nested (cost 6121) vs baseline', ratio(nested, byId(cases, 'baseline')), 0.18, '×'),
+    atLeast('GraphQL nested vs the same answer from one SQL statement (node:http + pg)', ratio(nested, byId(cases, 'baseline-nested')), 0.9, '×'),
     {
       name: 'GraphQL nested: SQL statements per request',
       wanted: '≤ 2',
