@@ -18,6 +18,7 @@ import openapi from '../plugins/openapi.js'
 import type { Resource } from '../schema/resource.js'
 import overload from '../plugins/overload.js'
 import { servedResources } from '../rules/built-in-resources.js'
+import { decorateServedResources } from '../rules/served-resources.js'
 import { loadResourcesModule } from './resources-module.js'
 import { restApi } from './rest.js'
 import tracing from '../plugins/tracing.js'
@@ -101,6 +102,8 @@ async function tandem (app: FastifyInstance, options: TandemPluginOptions): Prom
   await app.register(rateLimiting)
   if (withOpenApi !== false) await app.register(openapi)
   await app.register(events)
+  // Each served resource built once, for both transports and the host's own code.
+  decorateServedResources(app, servedResources(resources))
   if (withGraphql !== false) await app.register(graphql, { resources, ...withGraphql === true || withGraphql === undefined ? {} : withGraphql })
   if (rootHandlers === true) {
     app.setErrorHandler(errorHandler)

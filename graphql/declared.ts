@@ -1,12 +1,11 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { GraphQLResolveInfo } from 'graphql'
 import type { IResolvers } from 'mercurius'
-import { cursorAfterId, type Row as PageRow } from '../db/pagination.js'
-import { resourceData, OWNER_FILTER } from '../db/resource.js'
-import { announce, callerNeeded, eventRow, forbidsOthersRows, mayHear, readableOwner, readRefused, type ResourceEventPayload } from '../rules/resource.js'
-import { answeredToWriter, mayMatchField, narrowFilters } from '../rules/field-rules.js'
-import { resourceWrites } from '../rules/resource-writes.js'
-import { forbidden, notFound } from '../schema/errors.js'
+import type { Row as PageRow } from '../db/pagination.js'
+import { callerNeeded, eventRow, type ResourceEventPayload } from '../rules/resource.js'
+import { answeredToWriter } from '../rules/field-rules.js'
+import type { ServedResource } from '../rules/served-resource.js'
+import { notFound } from '../schema/errors.js'
 import { nonNull, type AccessRule, type Resource } from '../schema/resource.js'
 import { actionNames, camelCase, graphqlNames, scalarOf } from '../schema/resource-sdl.js'
 import type { AccessUser } from '../plugins/auth.js'
@@ -41,18 +40,9 @@ function asBody (schema: TSchema, value: unknown, field: string): unknown {
   return isId ? parseId(value, camelCase(field)) : value
 }
 
-/** Whether an event's value is the one a subscriber asked for (ids and numbers compared as numbers: events may come through JSON). */
-function sameValue (actual: unknown, wanted: unknown): boolean {
-  return typeof wanted === 'number' ? Number(actual) === wanted : actual === wanted
-}
-
-/** The caller a rule needs: none for public, any signed-in user, or an administrator. */
+/** The caller of a field whose rule is `rule`: the viewer (UNAUTHENTICATED without a token) unless the rule is public. */
 async function callerFor (ctx: Context, rule: AccessRule): Promise<AccessUser | undefined> {
-  const needed = callerNeeded(rule)
-  if (needed === 'nobody') return undefined
-  const viewer = await ctx.viewer()
-  if (needed === 'admin' && viewer.role !== 'admin') throw forbidden('only an administrator may do this')
-  return viewer
+  return callerNeeded(rule) === 'nobody' ? undefined : await ctx.viewer()
 }
 
 /**
@@ -60,7 +50,7 @@ async function callerFor (ctx: Context, rule: AccessRule): Promise<AccessUser | 
  * queries as their REST routes (rules/resource.ts, db/resource.ts); only names are translated,
  * `owner_id` ↔ `ownerId`.
  */
-export function declaredResolvers (resources: readonly Resource[], answers = declaredAnswers(resources)): IResolvers<unknown, Context> {
+export function declaredResolvers (resources: readonly Resource[], served: (resource: Resource) => ServedResource, answers = declaredAnswers(resources)): IResolvers<unknown, Context> {
   const Query: Record<string, unknown> = {}
   const Mutation: Record<string, unknown> = {}
   const Subscription: Record<string, unknown> = {}
@@ -69,8 +59,7 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
   const { answer } = answers
   const asked = (info: GraphQLResolveInfo, nodes: Asked['nodes'] = info.fieldNodes): Asked => ({ nodes, fragments: info.fragments, variables: info.variableValues })
   for (const resource of resources) {
-    const data = resourceData(resource)
-    const writes = resourceWrites(resource, data, resources)
+    const model = served(resource)
     const names = graphqlNames(resource)
     const rules = resource.fieldRules
     if (rules !== undefined) types[names.type] = fieldRuleResolvers(rules)
@@ -97,21 +86,18 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
     // An ID filter (`…_id`) comes as text, and the query string's schema wants the integer.
     const idFilters = new Set(resource.filters.filter(({ field, op }) => op !== 'positive' && scalarOf(resource, field) === 'ID').map(({ name }) => name))
     const filterNames = [...resource.filters.map(({ name }) => name), ...(resource.declaration.search ?? []).length > 0 ? ['q'] : []]
-    const listContext = async (ctx: Context, args: Args, caller: AccessUser | undefined) => {
+    const filtersOf = (args: Args): Row => {
       const filters: Row = {}
       for (const name of filterNames) {
         const value = args[camelCase(name)]
         if (value === undefined || value === null) continue
         filters[name] = idFilters.has(name) ? parseId(value, camelCase(name)) : value
       }
-      checkInput(resource.schemas.listQuery, filters)
-      const owner = readableOwner(resource, caller)
-      if (owner !== undefined) filters[OWNER_FILTER] = owner
-      // A public resource asks for no token: the field rules look at one when it is sent.
-      const viewer = caller ?? (rules === undefined ? undefined : await ctx.viewer().catch(() => undefined))
-      narrowFilters(rules, viewer, filters, resource.filters, resource.declaration.search ?? [])
-      return { secret: ctx.app.tandemConfig.jwtSecret, filters }
+      return checkInput(resource.schemas.listQuery, filters)
     }
+    // Who reads: a public resource asks for no token, and the field rules look at one when it is sent.
+    const reader = async (ctx: Context): Promise<AccessUser | undefined> =>
+      await callerFor(ctx, resource.auth.read) ?? (rules === undefined ? undefined : await ctx.viewer().catch(() => undefined))
 
     // A subscription's equality filters, as [column, value] (ids parsed).
     const subscriberFilters = (args: Args): Array<[string, unknown]> => resource.filters.filter(({ op }) => op === '=').flatMap(({ name, field }) => {
@@ -129,29 +115,23 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
     }
 
     Query[names.one] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-      const caller = await callerFor(ctx, resource.auth.read)
-      const id = parseId(args[names.key], names.key)
-      const owner = readableOwner(resource, caller)
-      const row = await data.find(ctx.app.db, id, fieldsFor(info.fieldNodes, info), owner)
-      if (row === undefined && owner !== undefined && forbidsOthersRows(resource) && await data.find(ctx.app.db, id, resource.key) !== undefined) throw readRefused(resource)
+      const row = await model.get(await reader(ctx), parseId(args[names.key], names.key), { fields: fieldsFor(info.fieldNodes, info) })
       return row === undefined ? null : (await answered(ctx, [row], asked(info)))[0]
     }
     if (!singular) {
       Query[names.list] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-        const caller = await callerFor(ctx, resource.auth.read)
-        const context = await listContext(ctx, args, caller)
+        const filters = filtersOf(args)
         const offset = args.offset as number | null | undefined ?? undefined
         // A plain list: no cursor, and no count nobody asked for.
-        const rows = await data.rows(ctx.app.db, { limit: listLimit(args.limit), offset, fields: fieldsFor(info.fieldNodes, info) }, context.filters)
+        const rows = await model.rows(await reader(ctx), { ...filters, limit: listLimit(args.limit), offset, fields: fieldsFor(info.fieldNodes, info) })
         return answered(ctx, rows, asked(info))
       }
       Query[names.listConnection] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-        const caller = await callerFor(ctx, resource.auth.read)
-        const context = await listContext(ctx, args, caller)
+        const filters = filtersOf(args)
         const nodes = selectedFields(selectedFields(info.fieldNodes, info.fragments).get('edges') ?? [], info.fragments).get('node') ?? []
-        const page = await data.page(ctx.app.db, { limit: listLimit(args.first, 'first'), cursor: args.after as string | null | undefined ?? undefined, fields: fieldsFor(nodes, info) }, context)
+        const page = await model.list(await reader(ctx), { ...filters, limit: listLimit(args.first, 'first'), cursor: args.after as string | null | undefined ?? undefined, fields: fieldsFor(nodes, info) }, { cursors: true })
         const shown = await answered(ctx, page.data, asked(info, nodes))
-        const edges = page.data.map((row, at) => ({ cursor: cursorAfterId(context, row.id), node: shown[at] }))
+        const edges = page.data.map((_row, at) => ({ cursor: page.cursors?.[at] as string, node: shown[at] }))
         return { edges, pageInfo: { hasNextPage: 'pagination' in page && page.pagination.hasMore, endCursor: edges.at(-1)?.cursor ?? null } }
       }
     }
@@ -170,8 +150,7 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
         // The same attempt limits as the REST create.
         const limit = resource.declaration.createLimit
         if (limit !== undefined && ctx.app.hasDecorator('limitAttempts')) await ctx.app.limitAttempts(ctx.reply.request, ctx.reply, limit.kind, limit.account(input))
-        const row = await writes.create(ctx.app.db, caller, input, { app: ctx.app }, parent)
-        announce(ctx.app, resource, 'created', row)
+        const row = await model.create(caller, input, { parent })
         // Answered whole, field rules or not: its caller wrote it.
         const [shown] = await answered(ctx, [{ ...row }], asked(info))
         return shown === undefined ? null : answeredToWriter(shown)
@@ -179,20 +158,16 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
     }
     if (update !== false) {
       Mutation[names.update] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-        const caller = await callerFor(ctx, update) as AccessUser
+        const caller = await callerFor(ctx, update)
         const input = checkInput<Row>(resource.schemas.patch, asColumns(args.input as Args))
-        const row = await writes.update(ctx.app.db, parseId(args[names.key], names.key), caller, input, undefined, { app: ctx.app })
+        const row = await model.update(caller, parseId(args[names.key], names.key), input)
         if (row === undefined) throw notFound(resource.declaration.singularOf?.resource ?? resource.name)
-        announce(ctx.app, resource, 'updated', row)
         return (await answered(ctx, [{ ...row }], asked(info)))[0]
       }
     }
     if (remove !== false) {
       Mutation[names.remove] = async (_root: unknown, args: Args, ctx: Context) => {
-        const caller = await callerFor(ctx, remove) as AccessUser
-        const row = await writes.remove(ctx.app.db, parseId(args.id, 'id'), caller, undefined, { app: ctx.app })
-        if (row !== undefined) announce(ctx.app, resource, 'deleted', row)
-        return row !== undefined
+        return await model.remove(await callerFor(ctx, remove), parseId(args.id, 'id')) !== undefined
       }
     }
     for (const [name, action] of Object.entries(resource.declaration.actions ?? {})) {
@@ -201,15 +176,14 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
       // An `ID` input field (`…_id`) comes as text, and the input schema wants the integer.
       const ids = new Set(inputFields.filter(([field, schema]) => scalarOf(resource, field, schema) === 'ID').map(([field]) => field))
       Mutation[actionNames(resource, name).mutation] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-        const caller = await callerFor(ctx, action.auth) as AccessUser
+        const caller = await callerFor(ctx, action.auth)
         const given = Object.fromEntries(Object.entries(args.input as Args ?? {}).map(([field, value]) => {
           const column = fieldOf.get(field) ?? field
           return [column, ids.has(column) && value !== null ? parseId(value, field) : value]
         }))
         const input = action.input === undefined ? {} : checkInput<Row>(action.input, given)
-        const row = await writes.act(ctx.app.db, name, parseId(args[names.key], names.key), caller, input, undefined, { app: ctx.app })
+        const row = await model.act(caller, name, parseId(args[names.key], names.key), input)
         if (row === undefined) throw notFound(resource.declaration.singularOf?.resource ?? resource.name)
-        announce(ctx.app, resource, 'updated', row)
         return (await answered(ctx, [{ ...row }], asked(info)))[0]
       }
     }
@@ -221,15 +195,9 @@ export function declaredResolvers (resources: readonly Resource[], answers = dec
       })
       Subscription[subscription] = {
         subscribe: async (_root: unknown, args: Args, ctx: Context) => subscriptionStep(async () => {
-          const caller = await callerFor(ctx, resource.auth.read)
-          const viewer = caller ?? (rules === undefined ? undefined : await ctx.viewer().catch(() => undefined))
-          const wanted = [...requiredValues(args), ...subscriberFilters(args)]
+          const hears = model.hearing(await reader(ctx), [...requiredValues(args), ...subscriberFilters(args)])
           const events = await ctx.pubsub.subscribe<ResourceEventPayload>(subscription)
-          return only(events, (payload) => {
-            const row = eventRow(resource, payload)
-            // A filter on a hidden field hears only of rows whose field the subscriber reads: else the events would tell its value.
-            return mayHear(resource, caller, row) && wanted.every(([column, value]) => mayMatchField(rules, viewer, row, column) && sameValue(row[column], value))
-          })
+          return only(events, (payload) => hears(eventRow(resource, payload)))
         }),
         // One answer per event and selection, shared by its subscribers.
         resolve: async (payload: ResourceEventPayload, _args: Args, ctx: Context, info: GraphQLResolveInfo) =>

@@ -21,6 +21,7 @@ import { declaredResolvers } from './declared.js'
 import { declaredAnswers } from './declared-answers.js'
 import { resolvers } from './resolvers.js'
 import { servedResources } from '../rules/built-in-resources.js'
+import { servedResourceOf } from '../rules/served-resources.js'
 import { resourceSdl } from '../schema/resource-sdl.js'
 import type { Resource } from '../schema/resource.js'
 import { loadSchema, schemaDirectory } from './schema.js'
@@ -275,7 +276,7 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     }
     await scope.register(mercurius, {
       schema,
-      resolvers: mergedResolvers(resolvers(answers.added.keys.size === 0 ? undefined : answers.added), declaredResolvers(served, answers)) as never,
+      resolvers: mergedResolvers(resolvers(answers.added.keys.size === 0 ? undefined : answers.added), declaredResolvers(served, (resource) => servedResourceOf(app, resource, served), answers)) as never,
       path: GRAPHQL_PATH,
       ...(tracing === undefined ? {} : { additionalRouteOptions: tracing.routeOptions }),
       graphiql: false,

@@ -6,10 +6,9 @@ import { parseInclude } from '../db/relations.js'
 import { embedRelations, OWNER_FILTER, PARENT_FILTER, type RelationData } from '../db/resource.js'
 import { paginate, type Row } from '../db/pagination.js'
 import type { AccessUser } from '../plugins/auth.js'
-import { narrowFilters, shownRow, shownRows } from '../rules/field-rules.js'
+import { narrowFilters, shownRow, shownRows, withOwnerColumn } from '../rules/field-rules.js'
 import { relationOwners, relationsNeedCaller } from '../rules/resource.js'
 import { IdParams, ListOf, ListQuery, Selectable, errors } from '../schema/common.js'
-import type { FieldRules } from '../schema/resource.js'
 import { badRequest } from '../schema/errors.js'
 import { sendList } from './reply.js'
 
@@ -61,19 +60,6 @@ export function splitInclude (builtIn: readonly string[], added: readonly Relati
     builtIn: [...wanted].filter((name) => builtIn.includes(name)).join(','),
     added: added.filter(({ relation }) => wanted.has(relation.name))
   }
-}
-
-/**
- * `fields=` with what the field rules need to show a hidden field to its own owner: the owner's
- * column, when `fields` asks a hidden field but not it (nor is it the rows' `key`, always read).
- * `strip` drops that column again from the rows.
- */
-export function withOwnerColumn (rules: FieldRules | undefined, fields: string | undefined, key = 'id'): { fields: string | undefined, strip: (rows: readonly Row[]) => void } {
-  const asked = fields?.split(',').map((field) => field.trim())
-  // The key is always read.
-  const needed = rules !== undefined && rules.owner !== key && asked !== undefined && !asked.includes(rules.owner) && asked.some((field) => rules.fields[field] !== undefined)
-  if (!needed) return { fields, strip: () => {} }
-  return { fields: `${fields ?? ''},${rules.owner}`, strip: (rows) => { for (const row of rows) delete row[rules.owner] } }
 }
 
 /** Replaces the rows `relations` embed in `rows` by what `caller` may see of them (their targets' field rules). */

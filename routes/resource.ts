@@ -1,19 +1,18 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify'
 import type { TObject } from '@sinclair/typebox'
 import { parseInclude } from '../db/relations.js'
-import { OWNER_FILTER, PARENT_FILTER, relationData, resourceData, rowExists } from '../db/resource.js'
-import type { AuthRule } from '../plugins/auth.js'
+import { relationData } from '../db/resource.js'
+import type { AccessUser, AuthRule } from '../plugins/auth.js'
 import { requireAuth } from '../plugins/auth.js'
-import { narrowFilters, shownRow, shownRows } from '../rules/field-rules.js'
-import { announce, callerNeeded, forbidsOthersRows, readableOwner, readRefused, replacedValues } from '../rules/resource.js'
-import { resourceWrites } from '../rules/resource-writes.js'
+import { callerNeeded } from '../rules/resource.js'
+import { servedResourceOf } from '../rules/served-resources.js'
 import { IdParams, ItemQuery, ListOf, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
 import { badRequest, notFound } from '../schema/errors.js'
 import { parentOf, pluralOf, servedRelations } from '../schema/relation-targets.js'
 import type { AccessRule, Resource } from '../schema/resource.js'
 import { etagOf, ifMatch, sendEntity } from './conditional.js'
 import { found, sendList } from './reply.js'
-import { embedding, relatedListRoute, selectionWith, withIncludable, withOwnerColumn } from './related.js'
+import { embedding, relatedListRoute, selectionWith, withIncludable } from './related.js'
 
 /** No body, or an empty object: what an action without `input` takes. */
 const isEmptyBody = (body: unknown): boolean =>
@@ -36,8 +35,6 @@ function routeAuth (rule: AccessRule): AuthRule | undefined {
  * `resources` are every declared resource, where its relations' targets (and parent) are found.
  */
 export function declaredRoutes (resource: Resource, resources: readonly Resource[] = [resource]): FastifyPluginAsync {
-  const data = resourceData(resource)
-  const writes = resourceWrites(resource, data, resources)
   const served = servedRelations(resource, resources).map(relationData)
   // What `include=` offers: relations declared `include: false` are GraphQL fields only.
   const relations = served.filter(({ relation }) => relation.include !== false)
@@ -62,7 +59,6 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
   const under = resource.under === undefined ? undefined : served.find(({ relation }) => relation.name === resource.under?.relation)?.relation
   const underPath = under === undefined ? undefined : `/${pluralOf(under.target)}/:id/${plural}`
   const tags = [plural]
-  const filterNames = [...resource.filters.map(({ name }) => name), ...(resource.declaration.search ?? []).length > 0 ? ['q'] : []]
   const withAuth = (rule: AccessRule, transaction = false): NonNullable<RouteShorthandOptions['config']> => {
     const config: Record<string, unknown> = {}
     const authRule = routeAuth(rule)
@@ -75,22 +71,15 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
   const createConfig = (rule: AccessRule): RouteShorthandOptions['config'] => createLimit === undefined
     ? withAuth(rule, true)
     : { ...withAuth(rule, true), attemptLimit: { kind: createLimit.kind, account: (request: FastifyRequest) => createLimit.account(request.body as Record<string, unknown>) } }
-  const caller = (request: FastifyRequest) => auth.read === 'public' ? undefined : request.user
   const rules = resource.fieldRules
-  const search = resource.declaration.search ?? []
+  // Routes without an auth rule leave `request.user` unset.
+  const userOf = (request: FastifyRequest): AccessUser | undefined => (request as { user?: AccessUser | null }).user ?? undefined
 
   return async (app: FastifyInstance) => {
     requireAuth(app)
-    const secret = () => app.tandemConfig.jwtSecret
+    const model = servedResourceOf(app, resource, resources)
     const written = (reply: FastifyReply, row: object) => reply.header('etag', etagOf(row)).send(row)
-    // `If-Match` names the representation the caller was shown (their field rules applied).
-    const shownMatch = (request: FastifyRequest) => {
-      const matches = ifMatch(request)
-      return matches === undefined ? undefined : (current: Record<string, unknown>) => { matches(shownRow(rules, request.user, current)) }
-    }
-    // What a change answers: the row as the caller may see it.
-    const changed = (request: FastifyRequest, reply: FastifyReply, row: Record<string, unknown>) => written(reply, shownRow(rules, request.user, row))
-    // The caller the field rules look at: a public resource's route asks for no token, so one is checked only when sent.
+    // The caller: a public resource's route asks for no token, so one is checked only when sent and the field rules look at it.
     const reader = async (request: FastifyRequest) => auth.read !== 'public'
       ? request.user
       : rules !== undefined && request.headers.authorization !== undefined ? await app.accessTokens.authenticate(request) : undefined
@@ -109,7 +98,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         config: withAuth(auth.read),
         publicParent: auth.read === 'public',
         related,
-        parent: async (request, id) => { found(await data.find(app.db, id, 'id', readableOwner(resource, caller(request))), resource.name) }
+        parent: async (request, id) => { if (!await model.readable(userOf(request), id)) throw notFound(resource.name) }
       })
     }
 
@@ -117,20 +106,9 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
     const listed = async (request: FastifyRequest, reply: FastifyReply, parentId?: number) => {
       const query = request.query as Query
       const shape = await includes(request, query)
-      const viewer = await reader(request)
-      const filters: Record<string, unknown> = Object.fromEntries(filterNames.map((name) => [name, query[name]]))
-      const owner = readableOwner(resource, caller(request))
-      if (owner !== undefined) filters[OWNER_FILTER] = owner
-      if (parentId !== undefined) filters[PARENT_FILTER] = parentId
-      narrowFilters(rules, viewer, filters, resource.filters, search)
-      const read = withOwnerColumn(rules, shape.fields, resource.key)
-      const page = await data.page(app.db, { ...query, fields: read.fields }, { secret: secret(), filters })
-      // Only an empty page needs to ask whether the parent exists at all.
-      if (under !== undefined && parentId !== undefined && page.data.length === 0 && !await rowExists(app.db, under.target.table, parentId)) throw notFound(under.target.name)
+      const page = await model.list(await reader(request), { ...query, fields: shape.fields }, { parent: parentId })
       await shape.embed(page.data)
-      const shown = shownRows(rules, viewer, page.data)
-      read.strip(shown)
-      return sendList(request, reply, { ...page, data: shown })
+      return sendList(request, reply, page)
     }
 
     if (!singular) {
@@ -156,18 +134,9 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
     }, async (request, reply) => {
       const query = request.query as Query
       const shape = await includes(request, query)
-      const id = (request.params as Params).id
-      const viewer = await reader(request)
-      const owner = readableOwner(resource, caller(request))
-      const read = withOwnerColumn(rules, shape.fields, resource.key)
-      const mine = await data.find(app.db, id, read.fields, owner)
-      // Only a miss under an owner rule that forbids others' rows asks whether the row is someone else's.
-      if (mine === undefined && owner !== undefined && forbidsOthersRows(resource) && await data.find(app.db, id, resource.key) !== undefined) throw readRefused(resource)
-      const row = found(mine, missing)
+      const row = found(await model.get(await reader(request), (request.params as Params).id, { fields: shape.fields }), missing)
       await shape.embed([row])
-      const shown = shownRow(rules, viewer, row)
-      read.strip([shown])
-      return sendEntity(request, reply, shown)
+      return sendEntity(request, reply, row)
     })
 
     if (auth.create !== false) {
@@ -178,8 +147,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         schema: { tags, summary: resource.declaration.create?.summary ?? (under === undefined ? `Create a ${resource.name}` : `Create a ${resource.name} of a ${under.target.name}`), ...under === undefined ? {} : { params: IdParams }, querystring: WriteQuery, body: schemas.create, response: { 201: schemas.item, ...errors(400, 401, 403, ...under === undefined ? [] : [404], 409, 413, 415, 422, 429) } }
       }, async (request, reply) => {
         const parent = under === undefined ? undefined : (request.params as Params).id
-        const row = await writes.create(async () => await request.writeDb(), rule === 'public' ? undefined : request.user, request.body as Record<string, unknown>, { app, afterCommit: (fn) => { request.afterCommit(fn) } }, parent)
-        request.afterCommit(() => { announce(app, resource, 'created', row) })
+        const row = await model.create(rule === 'public' ? undefined : request.user, request.body as Record<string, unknown>, { db: async () => await request.writeDb(), afterCommit: (fn) => { request.afterCommit(fn) }, parent })
         // Answered whole, field rules or not: its caller wrote it.
         // The new row's own path: `/api/v1/comments/7` for `POST /api/v1/posts/1/comments`.
         const path = (request.url.split('?')[0] ?? '').replace(/\/$/, '')
@@ -194,20 +162,16 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         config: withAuth(rule),
         schema: { tags, summary: `Replace ${one}`, params: IdParams, querystring: WriteQuery, body: schemas.replace, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
       }, async (request, reply) => {
-        const values = replacedValues(resource, request.body as Record<string, unknown>)
-        const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, shownMatch(request), { app }), missing)
-        announce(app, resource, 'updated', row)
-        return changed(request, reply, row)
+        const row = found(await model.replace(request.user, (request.params as Params).id, request.body as Record<string, unknown>, { check: ifMatch(request) }), missing)
+        return written(reply, row)
       })
 
       app.patch(itemPath, {
         config: withAuth(rule),
         schema: { tags, summary: `Change some fields of ${one}`, params: IdParams, querystring: WriteQuery, body: schemas.patch, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
       }, async (request, reply) => {
-        const values = request.body as Record<string, unknown>
-        const row = found(await writes.update(app.db, (request.params as Params).id, request.user, values, shownMatch(request), { app }), missing)
-        announce(app, resource, 'updated', row)
-        return changed(request, reply, row)
+        const row = found(await model.update(request.user, (request.params as Params).id, request.body as Record<string, unknown>, { check: ifMatch(request) }), missing)
+        return written(reply, row)
       })
     }
 
@@ -226,9 +190,8 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       }, async (request, reply) => {
         if (action.input === undefined && !isEmptyBody(request.body)) throw badRequest(`${name} takes no body`, 'body')
         const input = (request.body ?? {}) as Record<string, unknown>
-        const row = found(await writes.act(await request.writeDb(), name, (request.params as Params).id, request.user, action.input === undefined ? {} : input, shownMatch(request), { app, afterCommit: (fn) => { request.afterCommit(fn) } }), missing)
-        request.afterCommit(() => { announce(app, resource, 'updated', row) })
-        return changed(request, reply, row)
+        const row = found(await model.act(request.user, name, (request.params as Params).id, action.input === undefined ? {} : input, { db: async () => await request.writeDb(), check: ifMatch(request), afterCommit: (fn) => { request.afterCommit(fn) } }), missing)
+        return written(reply, row)
       })
     }
 
@@ -237,9 +200,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         config: withAuth(auth.delete),
         schema: { tags, summary: `Delete a ${resource.name}`, params: IdParams, querystring: WriteQuery, response: { 204: NoContent, ...errors(400, 401, 403, 404, 409, 412, 422, 429) } }
       }, async (request, reply) => {
-        const row = await writes.remove(app.db, (request.params as Params).id, request.user, shownMatch(request), { app })
-        if (row === undefined) throw notFound(resource.name)
-        announce(app, resource, 'deleted', row)
+        found(await model.remove(request.user, (request.params as Params).id, { check: ifMatch(request) }), resource.name)
         return reply.code(204).send(null)
       })
     }

@@ -1,7 +1,7 @@
 // Field read rules (`defineResource`'s `fields`, and the users' email): a field that only the row's
 // owner (and administrators) may read is null for every other caller, in the same shape. The one
 // implementation of the rule, which every transport and every way a row is read goes through.
-import { OWNER_FILTER, READABLE_SEARCH } from '../db/pagination.js'
+import { OWNER_FILTER, READABLE_SEARCH, type Row } from '../db/pagination.js'
 import type { AccessUser } from '../plugins/auth.js'
 import type { FieldReadRule, FieldRules } from '../schema/resource.js'
 
@@ -83,4 +83,17 @@ export function narrowFilters (
 export function mayMatchField (rules: FieldRules | undefined, caller: AccessUser | undefined, row: Record<string, unknown>, field: string): boolean {
   const rule = rules?.fields[field]
   return rule === undefined || mayReadField(rule, caller, row[(rules as FieldRules).owner])
+}
+
+/**
+ * `fields=` with what the field rules need to show a hidden field to its own owner: the owner's
+ * column, when `fields` asks a hidden field but not it (nor is it the rows' `key`, always read).
+ * `strip` drops that column again from the rows.
+ */
+export function withOwnerColumn (rules: FieldRules | undefined, fields: string | undefined, key = 'id'): { fields: string | undefined, strip: (rows: readonly Row[]) => void } {
+  const asked = fields?.split(',').map((field) => field.trim())
+  // The key is always read.
+  const needed = rules !== undefined && rules.owner !== key && asked !== undefined && !asked.includes(rules.owner) && asked.some((field) => rules.fields[field] !== undefined)
+  if (!needed) return { fields, strip: () => {} }
+  return { fields: `${fields ?? ''},${rules.owner}`, strip: (rows) => { for (const row of rows) delete row[rules.owner] } }
 }

@@ -53,14 +53,14 @@ export interface ResourceWrites {
    * Changes the row with a body's values (write-only inputs to the hooks; `check`, the transport's
    * `If-Match`, runs on the row locked first, once the rules allow the change); undefined when there is no such row.
    */
-  update: (db: WriteDb, id: number, caller: AccessUser, body: Values, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
+  update: (db: WriteDb, id: number, caller: AccessUser | undefined, body: Values, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
   /** Deletes the row (`check` runs on it locked first, as for `update`): the row as it was, or undefined when there was none. */
-  remove: (db: Db, id: number, caller: AccessUser, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
+  remove: (db: Db, id: number, caller: AccessUser | undefined, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
   /**
    * Runs the declared action `name` on the locked row once its rule allows `caller` (and `check`, the
    * transport's `If-Match`, passes): the row as the action leaves it, or undefined when there is no such row.
    */
-  act: (db: Db, name: string, id: number, caller: AccessUser, input: Values, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
+  act: (db: Db, name: string, id: number, caller: AccessUser | undefined, input: Values, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
 }
 
 /** A change refused on a row its caller may not read: answered as no such row. */
@@ -116,7 +116,7 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
   const readable = (caller: AccessUser | undefined) => readableKeys(resource, relations, caller)
   // A change the rules refuse on a row the caller may not read is answered as a read of it is: as no
   // such row (404), or 403 with `othersRows: 'forbidden'`; on a row they may read, 403.
-  const mayChange = (action: string, caller: AccessUser, row: Values): void => {
+  const mayChange = (action: string, caller: AccessUser | undefined, row: Values): void => {
     const refused = changeRefused(resource, action, caller, row)
     if (refused === undefined) return
     if (mayRead(resource, caller, row) || forbidsOthersRows(resource)) throw refused
@@ -126,11 +126,11 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
   // for, so a caller who may not change it learns nothing of whether it exists (403, or, where the
   // read rule hides another's row, 404, whether it exists or not).
   const ownedByKey = resource.declaration.owner === resource.key
-  const mayChangeId = (action: string, caller: AccessUser, id: number): void => {
+  const mayChangeId = (action: string, caller: AccessUser | undefined, id: number): void => {
     if (ownedByKey) mayChange(action, caller, { [resource.key]: id })
   }
   // The rules first, then the transport's `If-Match`.
-  const checked = (action: string, caller: AccessUser, check: Precondition<Row> | undefined): Precondition<Row> => (current) => {
+  const checked = (action: string, caller: AccessUser | undefined, check: Precondition<Row> | undefined): Precondition<Row> => (current) => {
     mayChange(action, caller, current)
     check?.(current)
   }

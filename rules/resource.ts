@@ -84,11 +84,11 @@ export function readableKeys (resource: Resource, relations: readonly Relation[]
  * Why `caller` may not make a change of `row` (checked on the locked row, inside the write), or
  * undefined when they may: `update`, `delete`, or the name of one of the declaration's actions.
  */
-export function changeRefused (resource: Resource, action: string, caller: AccessUser, row: Record<string, unknown>): Error | undefined {
+export function changeRefused (resource: Resource, action: string, caller: AccessUser | undefined, row: Record<string, unknown>): Error | undefined {
   const rule = action === 'update' || action === 'delete' ? resource.auth[action] : resource.declaration.actions?.[action]?.auth
   if (rule !== 'owner' && rule !== 'ownerOrAdmin') return undefined
-  if (rule === 'ownerOrAdmin' && caller.role === 'admin') return undefined
-  if (Number(row[resource.declaration.owner as string]) === caller.sub) return undefined
+  if (rule === 'ownerOrAdmin' && caller?.role === 'admin') return undefined
+  if (caller !== undefined && Number(row[resource.declaration.owner as string]) === caller.sub) return undefined
   return forbidden(rule === 'owner' ? `only its owner may ${action} this ${resource.name}` : `only its owner or an administrator may ${action} this ${resource.name}`)
 }
 

@@ -1,0 +1,240 @@
+// A served resource as one object: every rule of a declared resource in one place, below both
+// transports. REST routes, GraphQL resolvers and a host's own code only translate their requests
+// into its calls and its answers into theirs; none of them applies a rule of its own.
+import type { FastifyInstance } from 'fastify'
+import type { Static, TObject } from '@sinclair/typebox'
+import type { TSchema } from '@sinclair/typebox'
+import { cursorAfterId, type ListPage, type ListParams, type Row } from '../db/pagination.js'
+import { OWNER_FILTER, PARENT_FILTER, resourceData, rowExists, type ResourceData } from '../db/resource.js'
+import type { AccessUser } from '../plugins/auth.js'
+import { forbidden, notFound, unauthenticated } from '../schema/errors.js'
+import { servedRelations } from '../schema/relation-targets.js'
+import type { AccessRule, Resource } from '../schema/resource.js'
+import { mayMatchField, narrowFilters, shownRow, shownRows, withOwnerColumn } from './field-rules.js'
+import { announce, callerNeeded, forbidsOthersRows, mayRead, readableOwner, readRefused, replacedValues } from './resource.js'
+import { checkInput } from './checked-input.js'
+import { resourceWrites, type WriteDb } from './resource-writes.js'
+
+/**
+ * Who asks: the signed-in user (`request.user`, a GraphQL context's viewer), or undefined for
+ * nobody. Every call applies the resource's rules to it; a caller the rule does not admit is refused
+ * (401 without a user, 403 for a user the rule leaves out).
+ */
+export type Caller = AccessUser | undefined
+
+/** A list request: the list parameters of CONTRACT §3, and the declared filters (and `q`) by name. */
+export type ListRequest = ListParams & Readonly<Record<string, unknown>>
+
+export interface ListOptions {
+  /** The parent's id, for a resource that lives under one (`under`): its rows only, 404 naming the parent when there is none. */
+  parent?: number | undefined
+  /** Give each row its cursor (`cursors`, in the rows' order): what continues the list after it in ascending id. */
+  cursors?: boolean | undefined
+}
+
+/** A page of rows as the caller may see them; `cursors` when asked (`ListOptions.cursors`). */
+export type ResourcePage<R> = ListPage<R> & { cursors?: string[] }
+
+export interface ReadOptions {
+  /** `fields=`: the fields to read, comma-separated (the key always is). Default: every field. */
+  fields?: string | undefined
+}
+
+export interface WriteOptions {
+  /**
+   * The database the write is made with: `app.db` by default, a transaction the caller commits, or a
+   * function that opens one (REST's `request.writeDb`), which the write calls once its prepare hook has run.
+   */
+  db?: WriteDb | undefined
+  /**
+   * How to run what waits for the commit (events, hooks' `afterCommit`) when `db` is a transaction the
+   * caller commits later. Without it, the write has committed when the call returns.
+   */
+  afterCommit?: ((fn: () => void) => void) | undefined
+  /**
+   * A precondition on the current row, as the caller may see it (REST's `If-Match`): run on the locked
+   * row once the rules allow the change; what it throws refuses the change.
+   */
+  check?: ((current: Row) => void) | undefined
+}
+
+export interface CreateOptions extends Omit<WriteOptions, 'check'> {
+  /** The parent's id, for a resource that lives under one (`under`): 404 naming the parent when there is none. */
+  parent?: number | undefined
+}
+
+/**
+ * A served resource: its reads and writes, each taking the caller and applying every rule of the
+ * declaration — the access rules, read narrowing to the caller's own rows, another owner's row as no
+ * such row (403 with `othersRows: 'forbidden'`), the owner check on the locked row, field read rules,
+ * hooks and actions, events after the commit, pages and cursors.
+ */
+export interface ServedResource<R extends object = Row> {
+  readonly resource: Resource
+  /** A page of the rows `caller` may read, as `query` asks (CONTRACT §3 and the declared filters). */
+  list: (caller: Caller, query?: ListRequest, options?: ListOptions) => Promise<ResourcePage<R>>
+  /** Rows from `offset` on, without a cursor or a count (GraphQL's plain list). */
+  rows: (caller: Caller, query?: ListRequest) => Promise<R[]>
+  /** The row whose key is `id` as `caller` may see it; undefined when there is none, or it is hidden from them. */
+  get: (caller: Caller, id: number, options?: ReadOptions) => Promise<R | undefined>
+  /** Whether `caller` may read the row whose key is `id` (it is there, and not hidden from them). */
+  readable: (caller: Caller, id: number) => Promise<boolean>
+  /** Creates a row from `body`, the owner set to the caller: the row as written, whole (its caller wrote it). */
+  create: (caller: Caller, body: Readonly<Record<string, unknown>>, options?: CreateOptions) => Promise<R>
+  /** Changes the fields `values` gives (PATCH): the row as `caller` may see it, or undefined when there is none for them. */
+  update: (caller: Caller, id: number, values: Readonly<Record<string, unknown>>, options?: WriteOptions) => Promise<R | undefined>
+  /** Replaces every writable field (PUT: those left out are null). */
+  replace: (caller: Caller, id: number, body: Readonly<Record<string, unknown>>, options?: WriteOptions) => Promise<R | undefined>
+  /** Deletes the row: the row as it was, or undefined when there was none for them. */
+  remove: (caller: Caller, id: number, options?: WriteOptions) => Promise<R | undefined>
+  /** Runs the declared action `name`: the row as the action leaves it, or undefined when there is none for them. */
+  act: (caller: Caller, name: string, id: number, input?: Readonly<Record<string, unknown>>, options?: WriteOptions) => Promise<R | undefined>
+  /**
+   * What a subscriber `caller` hears of the events (refused as a read is when the read rule does not
+   * admit them): whether an event's row, as its write left it, is one they may read and whose fields
+   * have the values `wanted`, a filter on a hidden field matched only on rows whose field they read
+   * (else the events would tell its value).
+   */
+  hearing: (caller: Caller, wanted: ReadonlyArray<readonly [string, unknown]>) => (row: Readonly<Record<string, unknown>>) => boolean
+}
+
+/** Whether an event's value is the one a subscriber asked for (ids and numbers compared as numbers: events may come through JSON). */
+function sameValue (actual: unknown, wanted: unknown): boolean {
+  return typeof wanted === 'number' ? Number(actual) === wanted : actual === wanted
+}
+
+/** The served resource of a declaration, its row typed from the representation. */
+export type ServedResourceOf<T> = T extends Resource<infer S extends TObject> ? ServedResource<Static<S> & object> : never
+
+/** Refuses `caller` unless `rule` admits them before the row is looked at: 401 without a user, 403 for a non-admin under `admin`. */
+export function admitted (rule: AccessRule | false | undefined, caller: Caller, what: string): void {
+  // A write the declaration does not offer is refused to everyone, whoever calls.
+  if (rule === false || rule === undefined) throw forbidden(`a ${what} is not offered`)
+  const needed = callerNeeded(rule)
+  if (needed === 'nobody') return
+  if (caller === undefined) throw unauthenticated()
+  if (needed === 'admin' && caller.role !== 'admin') throw forbidden('only an administrator may do this')
+}
+
+/**
+ * Builds the served resource of `resource` on `app` (its database, configuration and event bus).
+ * `resources` are every resource served beside it, where its relations' targets (and parent) are found.
+ */
+export function serveResource (app: FastifyInstance, resource: Resource, resources: readonly Resource[] = [resource]): ServedResource {
+  const data: ResourceData = resourceData(resource)
+  const writes = resourceWrites(resource, data, resources)
+  const { auth, key, name } = resource
+  const rules = resource.fieldRules
+  const search = resource.declaration.search ?? []
+  const filterNames = [...resource.filters.map(({ name }) => name), ...search.length > 0 ? ['q'] : []]
+  // An action's input is closed like every body of the API unless the host opened it; none at all without `input`.
+  const actionInputs = new Map(Object.entries(resource.declaration.actions ?? {}).map(([action, { input }]) =>
+    [action, (input === undefined ? { type: 'object', maxProperties: 0 } : { ...input, additionalProperties: input.additionalProperties ?? false }) as TSchema]))
+  const parentTarget = resource.under === undefined ? undefined : servedRelations(resource, resources).find(({ name }) => name === resource.under?.relation)?.target
+
+  /** The filters of a list `caller` asks: the declared ones given, narrowed by the read rule and the field rules. */
+  const filtersOf = (caller: Caller, query: ListRequest, parent: number | undefined): Record<string, unknown> => {
+    const filters: Record<string, unknown> = {}
+    for (const filter of filterNames) if (query[filter] !== undefined) filters[filter] = query[filter]
+    const owner = readableOwner(resource, caller)
+    if (owner !== undefined) filters[OWNER_FILTER] = owner
+    if (parent !== undefined) filters[PARENT_FILTER] = parent
+    narrowFilters(rules, caller, filters, resource.filters, search)
+    return filters
+  }
+
+  /** Runs `fn` once the write has committed: at once, or when the caller's transaction commits. */
+  const afterCommitOf = (options: WriteOptions | CreateOptions) => (fn: () => void): void => {
+    if (options.afterCommit === undefined) fn()
+    else options.afterCommit(fn)
+  }
+  const environment = (options: WriteOptions | CreateOptions) => ({ app, afterCommit: options.afterCommit })
+  // The transport's precondition sees the row as its caller was shown it.
+  const shownCheck = (caller: Caller, check: WriteOptions['check']) => check === undefined ? undefined : (current: Row) => { check(shownRow(rules, caller, current)) }
+
+  const served: ServedResource = {
+    resource,
+    async list (caller, query = {}, options = {}) {
+      admitted(auth.read, caller, `read of ${name}`)
+      const filters = filtersOf(caller, query, options.parent)
+      const read = withOwnerColumn(rules, query.fields, key)
+      const context = { secret: app.tandemConfig.jwtSecret, filters }
+      const page = await data.page(app.db, { ...query, fields: read.fields }, context)
+      // Only an empty page needs to ask whether the parent exists at all.
+      if (parentTarget !== undefined && options.parent !== undefined && page.data.length === 0 && !await rowExists(app.db, parentTarget.table, options.parent)) throw notFound(parentTarget.name)
+      const rows = shownRows(rules, caller, page.data)
+      read.strip(rows)
+      const shown: ResourcePage<Row> = { ...page, data: rows }
+      if (options.cursors === true) shown.cursors = rows.map((row) => cursorAfterId(context, row.id))
+      return shown
+    },
+    async rows (caller, query = {}) {
+      admitted(auth.read, caller, `read of ${name}`)
+      const read = withOwnerColumn(rules, query.fields, key)
+      const rows = await data.rows(app.db, { limit: query.limit, offset: query.offset, fields: read.fields }, filtersOf(caller, query, undefined))
+      const shown = shownRows(rules, caller, rows)
+      read.strip(shown)
+      return shown
+    },
+    async get (caller, id, options = {}) {
+      admitted(auth.read, caller, `read of ${name}`)
+      const owner = readableOwner(resource, caller)
+      const read = withOwnerColumn(rules, options.fields, key)
+      const row = await data.find(app.db, id, read.fields, owner)
+      if (row === undefined) {
+        // Only a miss under an owner rule that forbids others' rows asks whether the row is someone else's.
+        if (owner !== undefined && forbidsOthersRows(resource) && await data.find(app.db, id, key) !== undefined) throw readRefused(resource)
+        return undefined
+      }
+      const shown = shownRow(rules, caller, row)
+      read.strip([shown])
+      return shown
+    },
+    async readable (caller, id) {
+      admitted(auth.read, caller, `read of ${name}`)
+      return await data.find(app.db, id, key, readableOwner(resource, caller)) !== undefined
+    },
+    async create (caller, body, options = {}) {
+      admitted(auth.create, caller, `create of ${name}`)
+      // Whoever calls, a body is the declaration's: checked here too, never written as it came.
+      const row = await writes.create(options.db ?? app.db, caller, checkInput(resource.schemas.create, body), environment(options), options.parent)
+      afterCommitOf(options)(() => { announce(app, resource, 'created', row) })
+      return row
+    },
+    async update (caller, id, values, options = {}) {
+      admitted(auth.update, caller, `change of ${name}`)
+      const row = await writes.update(options.db ?? app.db, id, caller, checkInput(resource.schemas.patch, values), shownCheck(caller, options.check), environment(options))
+      if (row === undefined) return undefined
+      afterCommitOf(options)(() => { announce(app, resource, 'updated', row) })
+      return shownRow(rules, caller, row)
+    },
+    async replace (caller, id, body, options = {}) {
+      admitted(auth.update, caller, `change of ${name}`)
+      return served.update(caller, id, replacedValues(resource, checkInput(resource.schemas.replace, body)), options)
+    },
+    async remove (caller, id, options = {}) {
+      admitted(auth.delete, caller, `deletion of ${name}`)
+      const db = options.db ?? app.db
+      const row = await writes.remove(typeof db === 'function' ? await db() : db, id, caller, shownCheck(caller, options.check), environment(options))
+      if (row === undefined) return undefined
+      afterCommitOf(options)(() => { announce(app, resource, 'deleted', row) })
+      return row
+    },
+    hearing (caller, wanted) {
+      admitted(auth.read, caller, `read of ${name}`)
+      return (row) => mayRead(resource, caller, row) && wanted.every(([field, value]) => mayMatchField(rules, caller, row, field) && sameValue(row[field], value))
+    },
+    async act (caller, action, id, input = {}, options = {}) {
+      const declared = resource.declaration.actions?.[action]
+      if (declared === undefined) throw notFound(`action ${action} of ${name}`)
+      admitted(declared.auth, caller, `${action} of ${name}`)
+      const db = options.db ?? app.db
+      const checked = checkInput<Record<string, unknown>>(actionInputs.get(action) as TSchema, input)
+      const row = await writes.act(typeof db === 'function' ? await db() : db, action, id, caller, checked, shownCheck(caller, options.check), environment(options))
+      if (row === undefined) return undefined
+      afterCommitOf(options)(() => { announce(app, resource, 'updated', row) })
+      return shownRow(rules, caller, row)
+    }
+  }
+  return served
+}
