@@ -4,15 +4,15 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { TObject } from '@sinclair/typebox'
 import { parseInclude } from '../db/relations.js'
-import { OWNER_FILTER, relationData, resourceData } from '../db/resource.js'
-import { findUser } from '../db/users.js'
+import { relationData } from '../db/resource.js'
 import { requireAuth } from '../plugins/auth.js'
 import { servedResources } from '../rules/built-in-resources.js'
 import { orders } from '../rules/orders.js'
 import { IdParams, ListOf, errors } from '../schema/common.js'
 import { servedRelations } from '../schema/relation-targets.js'
 import type { Resource } from '../schema/resource.js'
-import { found, sendList } from './reply.js'
+import { servedResourceOf } from '../rules/served-resources.js'
+import { sendList } from './reply.js'
 import { embedding, selectionWith, withIncludable } from './related.js'
 import { declaredRoutes } from './resource.js'
 
@@ -28,8 +28,9 @@ type Query = Record<string, unknown> & { fields?: string, include?: string, stat
 export const userOrdersRoutes: FastifyPluginAsync = async (fastify) => {
   requireAuth(fastify)
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const data = resourceData(orders)
-  const relations = servedRelations(orders, [orders]).map(relationData)
+  const served = [orders]
+  const model = servedResourceOf(app, orders, served)
+  const relations = servedRelations(orders, served).map(relationData)
   const names = relations.map(({ relation }) => relation.name)
   const querystring = withIncludable(orders.schemas.listQuery as TObject, [], relations)
 
@@ -40,10 +41,7 @@ export const userOrdersRoutes: FastifyPluginAsync = async (fastify) => {
     const query = request.query as Query
     const wanted = parseInclude(names, query.include)
     const shape = await embedding(app, request, relations.filter(({ relation }) => wanted.has(relation.name)), query.fields, false)
-    const filters = { status: query.status, [OWNER_FILTER]: request.params.id }
-    const page = await data.page(app.db, { ...query, fields: shape.fields }, { secret: app.tandemConfig.jwtSecret, filters })
-    // Only an empty page needs to ask whether the user exists at all.
-    if (page.data.length === 0) found(await findUser(app.db, request.params.id, 'id'), 'user')
+    const page = await model.list(request.user, { ...query, fields: shape.fields }, { owner: request.params.id })
     await shape.embed(page.data)
     return sendList(request, reply, page)
   })

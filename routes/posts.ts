@@ -4,14 +4,14 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { parseInclude } from '../db/relations.js'
 import { relationData, resourceData } from '../db/resource.js'
-import { findUser } from '../db/users.js'
 import { requireAuth } from '../plugins/auth.js'
 import { servedResources } from '../rules/built-in-resources.js'
 import { posts } from '../rules/posts.js'
 import { IdParams, ListOf, ListQuery, errors } from '../schema/common.js'
 import { servedRelations } from '../schema/relation-targets.js'
 import type { Resource } from '../schema/resource.js'
-import { found, sendList } from './reply.js'
+import { servedResourceOf } from '../rules/served-resources.js'
+import { sendList } from './reply.js'
 import { embedding, selectionWith, withIncludable } from './related.js'
 import { declaredRoutes } from './resource.js'
 
@@ -31,11 +31,12 @@ type Query = Record<string, unknown> & { fields?: string, include?: string, q?: 
 export const userPostsRoutes: FastifyPluginAsync<PostsRoutesOptions> = async (fastify, options) => {
   requireAuth(fastify)
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const data = resourceData(posts)
-  const relations = servedRelations(posts, options.resources ?? []).map(relationData)
+  const served = options.resources ?? [posts]
+  const model = servedResourceOf(app, posts, served)
+  const relations = servedRelations(posts, served).map(relationData)
   const names = relations.map(({ relation }) => relation.name)
   // The author is the path's: `author_id` is not a parameter here.
-  const querystring = withIncludable(ListQuery(Object.keys(data.list.sortable), {}), [], relations)
+  const querystring = withIncludable(ListQuery(Object.keys(resourceData(posts).list.sortable), {}), [], relations)
 
   app.get('/users/:id/posts', {
     config: { auth: 'authenticated' },
@@ -44,10 +45,7 @@ export const userPostsRoutes: FastifyPluginAsync<PostsRoutesOptions> = async (fa
     const query = request.query as Query
     const wanted = parseInclude(names, query.include)
     const shape = await embedding(app, request, relations.filter(({ relation }) => wanted.has(relation.name)), query.fields, false)
-    const filters = { author_id: request.params.id, q: query.q }
-    const page = await data.page(app.db, { ...query, fields: shape.fields }, { secret: app.tandemConfig.jwtSecret, filters })
-    // Only an empty page needs to ask whether the user exists at all.
-    if (page.data.length === 0) found(await findUser(app.db, request.params.id, 'id'), 'user')
+    const page = await model.list(request.user, { ...query, fields: shape.fields }, { owner: request.params.id })
     await shape.embed(page.data)
     return sendList(request, reply, page)
   })

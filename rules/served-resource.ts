@@ -28,6 +28,11 @@ export type ListRequest = ListParams & Readonly<Record<string, unknown>>
 export interface ListOptions {
   /** The parent's id, for a resource that lives under one (`under`): its rows only, 404 naming the parent when there is none. */
   parent?: number | undefined
+  /**
+   * The rows of one owner only (`GET /users/{id}/posts`): 404 naming the owner's resource when there is
+   * none. A caller whose read rule narrows them to their own rows asks another's: 403.
+   */
+  owner?: number | undefined
   /** Give each row its cursor (`cursors`, in the rows' order): what continues the list after it in ascending id. */
   cursors?: boolean | undefined
 }
@@ -130,14 +135,23 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
   // An action's input is closed like every body of the API unless the host opened it; none at all without `input`.
   const actionInputs = new Map(Object.entries(resource.declaration.actions ?? {}).map(([action, { input }]) =>
     [action, (input === undefined ? { type: 'object', maxProperties: 0 } : { ...input, additionalProperties: input.additionalProperties ?? false }) as TSchema]))
+  // The owner's resource (its `belongsTo` by the owner column), and the filter that names one owner's
+  // rows: the declared equality filter on the owner column, whose cursors a page of one owner then shares.
+  const ownerColumn = resource.declaration.owner
+  const ownerTarget = servedRelations(resource, resources).find(({ kind, key }) => kind === 'belongsTo' && key === ownerColumn)?.target
+  const ownerFilter = resource.filters.find(({ field, op }) => field === ownerColumn && op === '=')?.name ?? OWNER_FILTER
   const parentTarget = resource.under === undefined ? undefined : servedRelations(resource, resources).find(({ name }) => name === resource.under?.relation)?.target
 
   /** The filters of a list `caller` asks: the declared ones given, narrowed by the read rule and the field rules. */
-  const filtersOf = (caller: Caller, query: ListRequest, parent: number | undefined): Record<string, unknown> => {
+  const filtersOf = (caller: Caller, query: ListRequest, parent: number | undefined, ofOwner?: number): Record<string, unknown> => {
     const filters: Record<string, unknown> = {}
     for (const filter of filterNames) if (query[filter] !== undefined) filters[filter] = query[filter]
     const owner = readableOwner(resource, caller)
     if (owner !== undefined) filters[OWNER_FILTER] = owner
+    if (ofOwner !== undefined) {
+      if (owner !== undefined && owner !== ofOwner) throw readRefused(resource)
+      filters[ownerFilter] = ofOwner
+    }
     if (parent !== undefined) filters[PARENT_FILTER] = parent
     narrowFilters(rules, caller, filters, resource.filters, search)
     return filters
@@ -156,12 +170,16 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
     resource,
     async list (caller, query = {}, options = {}) {
       admitted(auth.read, caller, `read of ${name}`)
-      const filters = filtersOf(caller, query, options.parent)
+      if (options.owner !== undefined && ownerColumn === undefined) throw new Error(`${name} has no owner to list the rows of`)
+      const filters = filtersOf(caller, query, options.parent, options.owner)
       const read = withOwnerColumn(rules, query.fields, key)
       const context = { secret: app.tandemConfig.jwtSecret, filters }
       const page = await data.page(app.db, { ...query, fields: read.fields }, context)
       // Only an empty page needs to ask whether the parent exists at all.
-      if (parentTarget !== undefined && options.parent !== undefined && page.data.length === 0 && !await rowExists(app.db, parentTarget.table, options.parent)) throw notFound(parentTarget.name)
+      if (page.data.length === 0) {
+        if (parentTarget !== undefined && options.parent !== undefined && !await rowExists(app.db, parentTarget.table, options.parent)) throw notFound(parentTarget.name)
+        if (ownerTarget !== undefined && options.owner !== undefined && !await rowExists(app.db, ownerTarget.table, options.owner)) throw notFound(ownerTarget.name)
+      }
       const rows = shownRows(rules, caller, page.data)
       read.strip(rows)
       const shown: ResourcePage<Row> = { ...page, data: rows }

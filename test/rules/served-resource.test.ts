@@ -34,6 +34,8 @@ const safes = defineResource({
   generated: ['id'],
   owner: 'owner_id',
   writable: ['name'],
+  // The owner's resource, which a list of one owner's rows answers 404 for when there is none.
+  relations: { owner: { belongsTo: 'user', key: 'owner_id' } },
   auth: { read: 'ownerOrAdmin', create: 'authenticated', update: 'owner', delete: 'owner' },
   othersRows: 'forbidden'
 })
@@ -147,4 +149,19 @@ t.test('app.tandemResources knows the served resources only', async (t) => {
   t.throws(() => app.tandemResources('nothing'), /not a resource this application serves/)
   const twin = defineResource({ ...notes.declaration, representation: notes.representation } as Parameters<typeof defineResource>[0])
   t.throws(() => app.tandemResources(twin), /not a resource this application serves/, 'a declaration tandem was not given, even of the same name')
+})
+
+t.test('the rows of one owner: an owner read rule admits only the caller\'s own, and a missing owner is a 404', async (t) => {
+  const { app, ann, asAnn, asBob, asAdmin } = await setUp(t)
+  const safe = app.tandemResources(safes)
+  const annsSafe = await safe.create(asAnn, { name: 'vault' })
+  await safe.create(asBob, { name: 'Bob\'s' })
+  t.same((await safe.list(asAnn, {}, { owner: ann.id })).data.map(({ id }) => id), [annsSafe.id], 'one\'s own')
+  t.same((await safe.list(asAdmin, {}, { owner: ann.id })).data.map(({ id }) => id), [annsSafe.id], 'an administrator lists anyone\'s')
+  t.equal(await refusal(safe.list(asBob, {}, { owner: ann.id })), 'TANDEM_ERR_FORBIDDEN', 'another caller is refused, not shown their own instead')
+  const { rows: [max] } = await sql<{ id: number }>`select max(id) + 1000 as id from users`.execute(app.db)
+  t.equal(await refusal(safe.list(asAdmin, {}, { owner: max?.id as number })), 'TANDEM_ERR_NOT_FOUND', 'no such owner')
+  const notes_ = app.tandemResources(notes)
+  await notes_.create(asAnn, { title: 'a' })
+  t.same((await notes_.list(asBob, {}, { owner: ann.id })).data.map(({ title }) => title), ['a'], 'a resource every signed-in user reads lists anyone\'s')
 })
