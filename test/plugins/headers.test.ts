@@ -193,7 +193,7 @@ const helmetHeaders = ['cross-origin-opener-policy', 'cross-origin-resource-poli
 const tandemHeaders = [...helmetHeaders, 'content-security-policy', REQUEST_ID_HEADER]
 const request = { headers: { 'x-request-id': 'host-call-1', origin: 'https://app.example.com' } }
 
-t.test('by default the host\'s own routes get Tandem\'s headers too, as the README says', async (t) => {
+t.test('by default the host\'s own routes get Tandem\'s headers too, as docs/plugins.md says', async (t) => {
   const app = await hostApp(t, { corsOrigins: 'https://app.example.com' })
   for (const url of ['/before', '/after']) {
     const res = await app.inject({ url, ...request })
