@@ -4,11 +4,12 @@
 // against a server started as `npm start` starts it; `graphql` blocks validate against the schema it
 // serves; `ts` blocks type-check against these sources in one compile and run. Links between the pages
 // must reach a file and a heading. A block that is not run is a skip that says why.
-import { spawnSync } from 'node:child_process'
+import { execFile, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, normalize, relative } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
 import { buildClientSchema, getIntrospectionQuery, parse, validate, type IntrospectionQuery } from 'graphql'
 import t from 'tap'
 import ts from 'typescript'
@@ -109,36 +110,12 @@ writeFileSync(join(work, 'package.json'), JSON.stringify({ type: 'module' }))
 symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'), 'dir')
 const modules = tsModules(work)
 
-t.test('ts blocks type-check against the sources, in one compile', async (t) => {
-  const config = ts.getParsedCommandLineOfConfigFile(join(root, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} })
-  if (config === undefined) return t.fail('tsconfig.json could not be read')
-  const program = ts.createProgram(modules.map(({ file }) => file), {
-    ...config.options,
-    noEmit: true,
-    rootDir: undefined,
-    paths: { 'tandem-api': [join(root, 'index.ts')] },
-    typeRoots: [join(root, 'node_modules', '@types')]
-  })
-  t.same([...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics()].map((diagnostic) => message(diagnostic)), [], 'the compiler options')
-  for (const { block, file, offset, problem } of modules) {
-    if (problem !== undefined) {
-      t.fail(`${where(block)}: ${problem}`)
-      continue
-    }
-    const source = program.getSourceFile(file)
-    const diagnostics = source === undefined ? [] : [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)]
-    t.same(diagnostics.map((diagnostic) => message(diagnostic, block, offset)), [], where(block))
-  }
-})
-
-/** A diagnostic as `docs/x.md:12: message`, at the line of the page it is about. */
-function message (diagnostic: ts.Diagnostic, block?: CodeBlock, offset = 0): string {
-  const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, ' ')
-  if (diagnostic.file === undefined || diagnostic.start === undefined || block === undefined) return text
-  const { line } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start)
-  const inBlock = line - offset
-  return inBlock >= 0 && inBlock < block.code.split('\n').length ? `${block.file}:${block.line + inBlock}: ${text}` : `${where(block)} (its wrapper, line ${line + 1}): ${text}`
-}
+interface Typecheck { options: string[], files: Record<string, Array<{ line: number | null, text: string }>> }
+// One compile for every block, in a process of its own: it goes on while the blocks run here.
+const typecheck: Promise<Typecheck | Error> = promisify(execFile)(process.execPath, [join(root, 'test/helpers/typecheck.mjs'), root, ...modules.map(({ file }) => file)], {
+  env: Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'NODE_OPTIONS')),
+  maxBuffer: 16 * 1024 * 1024
+}).then(({ stdout }) => JSON.parse(stdout) as Typecheck, (error: unknown) => error instanceof Error ? error : new Error(String(error)))
 
 t.test('ts blocks run', async (t) => {
   const server = serverUrl()
@@ -165,6 +142,26 @@ t.test('ts blocks run', async (t) => {
     }
   }
 })
+
+t.test('ts blocks type-check against the sources, in one compile', async (t) => {
+  const result = await typecheck
+  if (result instanceof Error) return t.fail(`the compile failed: ${result.message}`)
+  t.same(result.options, [], 'the compiler options')
+  for (const { block, file, offset, problem } of modules) {
+    if (problem !== undefined) {
+      t.fail(`${where(block)}: ${problem}`)
+      continue
+    }
+    t.same((result.files[file] ?? []).map(({ line, text }) => at(block, offset, line) + text), [], where(block))
+  }
+})
+
+/** Where in the page a line of a block's module is: `docs/x.md:12: `, or in the wrapper around it. */
+function at (block: CodeBlock, offset: number, line: number | null): string {
+  if (line === null) return `${where(block)}: `
+  const inBlock = line - offset
+  return inBlock >= 0 && inBlock < block.code.split('\n').length ? `${block.file}:${block.line + inBlock}: ` : `${where(block)} (its wrapper, line ${line + 1}): `
+}
 
 // The shell's curl: the answer goes where the example sends it, and its status, the page's line and
 // the status the line expects are noted in a file of their own for the test to read.
