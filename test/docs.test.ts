@@ -71,6 +71,17 @@ t.test("the README's configuration lists every option, by its environment variab
   for (const option of Object.keys(TandemOptionsSchema.properties)) t.ok(section.includes(`\`${envName(option)}\``), envName(option))
 })
 
+t.test("docs/resources.md's table has a row for every option of ResourceDeclaration", async (t) => {
+  const source = read('schema/resource.ts')
+  const start = source.indexOf('export interface ResourceDeclaration<')
+  const declaration = source.slice(start, source.indexOf('\n}\n', start))
+  const options = [...declaration.matchAll(/^ {2}(\w+)\??:/gm)].map(([, name = '']) => name)
+  t.ok(options.length > 20, `the options read from schema/resource.ts: ${options.join(', ')}`)
+  const page = read('docs/resources.md')
+  const table = page.slice(page.indexOf('\n## Every option'), page.indexOf('\n## ', page.indexOf('\n## Every option') + 1))
+  for (const option of options) t.match(table, `\n| \`${option}\` |`, option)
+})
+
 t.test('sh blocks parse, and name npm scripts and files that exist', async (t) => {
   for (const block of byLang('sh')) {
     const syntax = spawnSync('bash', ['-n'], { input: block.code, encoding: 'utf8' })
