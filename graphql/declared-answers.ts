@@ -1,7 +1,8 @@
 import { valueFromASTUntyped, type FieldNode } from 'graphql'
 import type { Row } from '../db/pagination.js'
-import { embedRelations, relationData, type RelationData } from '../db/resource.js'
-import { relationOwners, relationsNeedCaller } from '../rules/resource.js'
+import { relationData, type RelationData } from '../db/resource.js'
+import { loadRelated } from '../rules/relations.js'
+import { relationsNeedCaller } from '../rules/resource.js'
 import { builtInTargetNames, inverseRelations, servedRelations } from '../schema/relation-targets.js'
 import type { Resource } from '../schema/resource.js'
 import { camelCase, targetTypeOf } from '../schema/resource-sdl.js'
@@ -69,7 +70,7 @@ export function declaredAnswers (resources: readonly Resource[]) {
       if (asks.size > 1) throw badRequest(`${relation.name} is asked with different limits; ask it with one`, 'limit')
       limits.set(relation.name, [...asks][0] as number)
     }
-    await embedRelations(db, rows, wanted, limits, relationOwners(wanted, viewer))
+    await loadRelated(db, rows, wanted, viewer, { limits, show: false })
     await Promise.all(wanted.map(async ({ relation }) => {
       const below: Asked = { ...asked, nodes: selected.get(relation.name) ?? [] }
       const children = rows.flatMap((row) => {

@@ -3,13 +3,12 @@
 import type { FastifyInstance, FastifyRequest, RouteShorthandOptions } from 'fastify'
 import { Type, type TObject, type TSchema } from '@sinclair/typebox'
 import { parseInclude } from '../db/relations.js'
-import { embedRelations, OWNER_FILTER, PARENT_FILTER, type RelationData } from '../db/resource.js'
-import { paginate, type Row } from '../db/pagination.js'
+import type { RelationData } from '../db/resource.js'
+import type { Row } from '../db/pagination.js'
 import type { AccessUser } from '../plugins/auth.js'
-import { narrowFilters, shownRow, shownRows, withOwnerColumn } from '../rules/field-rules.js'
-import { relationOwners, relationsNeedCaller } from '../rules/resource.js'
+import { loadRelated, relatedPage } from '../rules/relations.js'
+import { relationsNeedCaller } from '../rules/resource.js'
 import { IdParams, ListOf, ListQuery, Selectable, errors } from '../schema/common.js'
-import { badRequest } from '../schema/errors.js'
 import { sendList } from './reply.js'
 
 type Query = Record<string, unknown> & { fields?: string, include?: string, q?: string }
@@ -62,19 +61,6 @@ export function splitInclude (builtIn: readonly string[], added: readonly Relati
   }
 }
 
-/** Replaces the rows `relations` embed in `rows` by what `caller` may see of them (their targets' field rules). */
-export function showEmbedded (rows: readonly Row[], relations: readonly RelationData[], caller: AccessUser | undefined): void {
-  for (const { relation } of relations) {
-    const rules = relation.target.fieldRules
-    if (rules === undefined) continue
-    for (const row of rows) {
-      const embedded = row[relation.name] as Row | Row[] | null | undefined
-      if (embedded === null || embedded === undefined) continue
-      row[relation.name] = Array.isArray(embedded) ? shownRows(rules, caller, embedded) : shownRow(rules, caller, embedded)
-    }
-  }
-}
-
 /**
  * How rows get the relations `included`: a 401 first when one needs a caller that a public route
  * has not asked for, the `fields` to read (with the keys the relations are found by) and what embeds
@@ -87,12 +73,10 @@ export async function embedding (app: FastifyInstance, request: FastifyRequest, 
   const keys = included.filter(({ relation }) => relation.kind === 'belongsTo').map(({ relation }) => relation.key)
   const asked = fields?.split(',').map((field) => field.trim())
   const added = asked === undefined ? [] : keys.filter((key) => !asked.includes(key))
-  const owners = relationOwners(included, callerOf(request))
   return {
     fields: added.length === 0 ? fields : `${fields ?? ''},${added.join(',')}`,
     embed: async (rows: Row[]) => {
-      await embedRelations(app.db, rows, included, undefined, owners)
-      showEmbedded(rows, included, callerOf(request))
+      await loadRelated(app.db, rows, included, callerOf(request))
       for (const row of rows) for (const key of added) delete row[key]
     }
   }
@@ -120,7 +104,6 @@ export interface RelatedList {
 export function relatedListRoute (app: FastifyInstance, options: RelatedList): void {
   const { related, plural, parentName, tags } = options
   const { relation, list } = related
-  const searchable = list.filters?.q !== undefined
   app.get(`/${plural}/:id/${relation.name}`, {
     config: options.config,
     schema: {
@@ -131,24 +114,9 @@ export function relatedListRoute (app: FastifyInstance, options: RelatedList): v
       response: { 200: ListOf(selectionWith(relation.target.item, [])), ...errors(400, 401, 404, 429) }
     }
   }, async (request, reply) => {
-    const query = request.query as Query
-    if (query.include !== undefined && query.include !== '') throw badRequest('cannot include relations in a related list', 'include')
-    if (query.q !== undefined && !searchable) throw badRequest(`${relation.name} cannot be searched`, 'q')
     const id = (request.params as { id: number }).id
     if (options.publicParent && relationsNeedCaller([related])) await app.accessTokens.authenticate(request)
-    await options.parent(request, id)
-    const filters: Record<string, unknown> = { [PARENT_FILTER]: id }
-    if (searchable) filters.q = query.q
-    const caller = callerOf(request)
-    const owner = relationOwners([related], caller).get(relation.name)
-    if (owner !== undefined) filters[OWNER_FILTER] = owner
-    const rules = relation.target.fieldRules
-    narrowFilters(rules, caller, filters, [], related.search)
-    const read = withOwnerColumn(rules, query.fields)
-    const page = await paginate(app.db, list, { ...query, fields: read.fields }, { secret: app.tandemConfig.jwtSecret, filters })
-    await related.load?.(app.db, page.data)
-    const data = shownRows(rules, caller, page.data)
-    read.strip(data)
-    return sendList(request, reply, { ...page, data })
+    const page = await relatedPage(app, related, id, callerOf(request), request.query as Query, async () => { await options.parent(request, id) })
+    return sendList(request, reply, page)
   })
 }
