@@ -31,7 +31,7 @@ export const orders = defineResource({
     run: async ({ trx, caller, input }) => await placeOrder(trx, caller?.sub as number, input.items as OrderLine[])
   },
   sort: ['created_at', 'total'],
-  filters: ['status'],
+  filters: ['status', 'user_id'],
   relations: {
     user: { belongsTo: 'user', key: 'user_id', required: true }
   },

@@ -91,3 +91,30 @@ t.test('a nested query below orders runs one statement per level, whatever the n
   t.equal((data?.orders as unknown[]).length, 6)
   t.equal(statements.filter((s) => /order_items/.test(s)).length, 0, 'items not selected, not loaded')
 })
+
+t.test('an administrator lists one user\'s orders in both styles; anyone else only ever their own', async (t) => {
+  const app = await build(t)
+  const ann = await signedIn(app, { name: 'Ann' })
+  const bob = await signedIn(app, { name: 'Bob' })
+  const admin = await adminToken(app)
+  const pen = await stockUp(app, 10)
+  const place = async (headers: Record<string, string>) => body<{ id: number }>(await apiClient(app, headers)('POST', '/orders', { items: [{ product_id: pen, quantity: 1 }] })).id
+  const annsOrder = await place(ann.headers)
+  await place(bob.headers)
+  const listed = async (query: string, headers: Record<string, string>) => {
+    const { data, errors } = await graphql(app, `{ list: ${query} { id } }`, { headers })
+    t.equal(errors, undefined, query)
+    return (data?.list as Array<{ id: string }>).map(({ id }) => Number(id))
+  }
+  const edges = async (query: string, headers: Record<string, string>) => {
+    const { data } = await graphql(app, `{ list: ${query} { edges { node { id } } } }`, { headers })
+    return (data?.list as { edges: Array<{ node: { id: string } }> }).edges.map(({ node }) => Number(node.id))
+  }
+  t.same(await listed(`orders(userId: "${ann.id}")`, admin), [annsOrder], 'GraphQL: an administrator, one user\'s')
+  t.same(await edges(`ordersConnection(userId: "${ann.id}")`, admin), [annsOrder], 'and as a connection')
+  t.same(body<{ data: Array<{ id: number }> }>(await apiClient(app, admin)('GET', `/orders?user_id=${ann.id}`)).data.map(({ id }) => id), [annsOrder], 'REST: the same filter')
+  t.same(body<{ data: Array<{ id: number }> }>(await apiClient(app, admin)('GET', `/users/${ann.id}/orders`)).data.map(({ id }) => id), [annsOrder], 'and the user\'s own path')
+  t.same(await listed(`orders(userId: "${ann.id}")`, bob.headers), [], 'another user asking for Ann\'s gets none of hers')
+  t.same(body<{ data: unknown[] }>(await apiClient(app, bob.headers)('GET', `/orders?user_id=${ann.id}`)).data, [], 'in REST too')
+  t.same(await listed(`orders(userId: "${ann.id}")`, ann.headers), [annsOrder], 'her own')
+})
