@@ -21,7 +21,7 @@ type Query = Record<string, unknown> & { fields?: string, include?: string, stat
 /**
  * `GET /users/{id}/orders`: the user's orders for that user or an administrator (403 for anyone
  * else, 404 when there is no such user), with every list parameter and `include=` of orders. The path
- * names the owner, so its cursors are those of that user's own `GET /orders`. An `inverse` on users
+ * names the owner, so its cursors are those of `GET /orders?user_id={id}` for the same caller. An `inverse` on users
  * would be served to any signed-in caller (narrowed to their own orders, so empty) and would add
  * `include=orders` to users, which the contract does not have.
  */
