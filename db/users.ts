@@ -40,14 +40,19 @@ export interface UserFilters {
 
 /** A page of users; `narrow` may add filters to those the request gave (the caller's own row: rules/field-rules.ts). */
 export async function listUsers (db: Db, params: ListParams & UserFilters, context: Omit<ListContext, 'filters'>, narrow?: (filters: Record<string, unknown>) => void): Promise<ListPage> {
-  const filters: Record<string, unknown> = { email: params.email?.toLowerCase(), name: params.name, q: params.q }
+  const filters = userListFilters(params)
   narrow?.(filters)
   return await paginate(db, userList, params, { ...context, filters })
 }
 
-/** Users in id order from `offset` on, without a cursor or a count (the query style's `users`). */
-export async function userRows (db: Db, params: { limit?: number | undefined, offset?: number | undefined }): Promise<User[]> {
-  return await listRows(db, userList, params) as User[]
+/** The filters of a users list as its parameters give them (emails are kept in lower case). */
+export function userListFilters (params: UserFilters): Record<string, unknown> {
+  return { email: params.email?.toLowerCase(), name: params.name, q: params.q }
+}
+
+/** Users in id order from `offset` on under `filters`, without a cursor or a count (the query style's `users`). */
+export async function userRows (db: Db, params: { limit?: number | undefined, offset?: number | undefined }, filters: Record<string, unknown> = {}): Promise<User[]> {
+  return await listRows(db, userList, params, filters) as User[]
 }
 
 export async function findUser (db: Db, id: number, fields?: string): Promise<UserSelection | undefined> {

@@ -1,11 +1,12 @@
 import { GraphQLError, GraphQLScalarType, Kind, type GraphQLResolveInfo as Info } from 'graphql'
 import type { IResolvers } from 'mercurius'
 import { cursorAfterId } from '../db/pagination.js'
-import { findUser, listUsers, userRows } from '../db/users.js'
+import { findUser, listUsers, userFilterFields, userListFilters, userRows, userSearchFields, type UserFilters } from '../db/users.js'
 import { changeUser, removeUser, signUp, type AccountChanges } from '../rules/accounts.js'
-import { answeredToWriter } from '../rules/field-rules.js'
+import type { AccessUser } from '../plugins/auth.js'
+import { answeredToWriter, narrowFilters } from '../rules/field-rules.js'
 import { notFound } from '../schema/errors.js'
-import { CreateUserBody, PatchUserBody, userFieldRules } from '../schema/users.js'
+import { CreateUserBody, PatchUserBody, userFieldRules, UserListQuery } from '../schema/users.js'
 import type { TandemGraphqlContext } from './context.js'
 import { fieldRuleResolvers } from './field-rules.js'
 import { checkInput, listLimit, parseId } from './inputs.js'
@@ -14,6 +15,18 @@ import { withRelations, type AddedFields } from './relations.js'
 type Context = TandemGraphqlContext
 type Args = Record<string, unknown>
 type Input = Record<string, unknown>
+
+/**
+ * The filters of `users` as `GET /users` takes them (checked by its schema, with its messages), narrowed
+ * as the email's field rule asks: a filter or `q` on emails finds only the caller's own address unless
+ * they read every one.
+ */
+function userFilters (args: Args, viewer: AccessUser): Record<string, unknown> {
+  const given = Object.fromEntries(['email', 'name', 'q'].map((name) => [name, args[name] ?? undefined]))
+  const filters = userListFilters(checkInput<UserFilters>(UserListQuery, given))
+  narrowFilters(userFieldRules, viewer, filters, userFilterFields, userSearchFields)
+  return filters
+}
 
 /** `DateTime`: a Date (or an ISO string from a JSON event) out, an ISO-8601 string in. */
 export const DateTime = new GraphQLScalarType<Date, string>({
@@ -58,18 +71,19 @@ export function resolvers (added?: AddedFields): IResolvers<unknown, Context> {
         return loaded(ctx, info, await findUser(ctx.app.db, parseId(args.id, 'id')) ?? null)
       },
       async users (_root, args: Args, ctx: Context, info: Info) {
-        await ctx.viewer()
+        const viewer = await ctx.viewer()
         const limit = args.limit as number | undefined ?? undefined
         const offset = args.offset as number | undefined ?? undefined
-        return loaded(ctx, info, await userRows(ctx.app.db, { limit, offset }))
+        return loaded(ctx, info, await userRows(ctx.app.db, { limit, offset }, userFilters(args, viewer)))
       },
       async usersConnection (_root, args: Args, ctx: Context, info: Info) {
-        await ctx.viewer()
+        const viewer = await ctx.viewer()
         const secret = ctx.app.tandemConfig.jwtSecret
+        const filters = userFilters(args, viewer)
         const params = { limit: listLimit(args.first, 'first'), cursor: args.after as string | undefined ?? undefined }
-        const page = await listUsers(ctx.app.db, params, { secret })
-        // No filters: its cursors are those of `GET /users`.
-        const edges = page.data.map((node) => ({ cursor: cursorAfterId({ secret, filters: {} }, node.id), node }))
+        const page = await listUsers(ctx.app.db, params, { secret }, (narrowed) => { Object.assign(narrowed, filters) })
+        // The filters of `GET /users?…`, whose cursors these are.
+        const edges = page.data.map((node) => ({ cursor: cursorAfterId({ secret, filters }, node.id), node }))
         const hasNextPage = 'pagination' in page && page.pagination.hasMore
         return loaded(ctx, info, { edges, pageInfo: { hasNextPage, endCursor: edges[edges.length - 1]?.cursor ?? null } })
       }

@@ -57,6 +57,29 @@ t.test('REST: the email filter and q find only the caller\'s own address', async
   t.same((await find(asAdmin, 'q=hidden')).data.map((user) => user.id), [bob.id])
 })
 
+t.test('GraphQL: users takes the filters of GET /users, and its email filter and q find only the caller\'s own address', async (t) => {
+  const app = await build(t)
+  const { ann, bob, admin } = await people(app)
+  const ids = async (headers: AuthHeaders, args: string) => {
+    const { data, errors } = await graphql(app, `{ users(${args}) { id } page: usersConnection(${args}) { edges { node { id } } } }`, { headers })
+    t.equal(errors, undefined, args)
+    const listed = (data?.users as Array<{ id: string }>).map(({ id }) => Number(id))
+    t.same((data?.page as { edges: Array<{ node: { id: string } }> }).edges.map(({ node }) => Number(node.id)), listed, `${args}: the connection finds the same`)
+    return listed
+  }
+  t.same(await ids(ann.headers, `email: ${JSON.stringify(bob.email)}`), [], 'another user\'s address finds nothing')
+  t.same(await ids(ann.headers, `email: ${JSON.stringify(ann.email.toUpperCase())}`), [ann.id], 'her own, whatever its case')
+  t.same(await ids(ann.headers, 'q: "hidden"'), [], 'q does not search other users\' addresses')
+  t.same(await ids(ann.headers, 'q: "Bob"'), [bob.id], 'it searches their names')
+  t.same(await ids(ann.headers, 'name: "Bob"'), [bob.id], 'name, as REST\'s')
+  t.same(await ids(admin, `email: ${JSON.stringify(bob.email)}`), [bob.id], 'an administrator finds any address')
+  const short = await graphql(app, '{ users(q: "ab") { id } }', { headers: ann.headers })
+  t.match(short.errors, [{ extensions: { code: 'BAD_USER_INPUT', field: 'q' } }], 'checked as REST checks it')
+  const page = await graphql(app, '{ usersConnection(first: 1, name: "Bob") { pageInfo { endCursor } } }', { headers: ann.headers })
+  const cursor = (page.data?.usersConnection as { pageInfo: { endCursor: string } }).pageInfo.endCursor
+  t.equal((await apiClient(app, ann.headers)('GET', `/users?name=Bob&cursor=${encodeURIComponent(cursor)}`)).statusCode, 200, 'its cursors are those of GET /users with the same filters')
+})
+
 t.test('REST: an embedded user (include=author) shows its email as a user read does', async (t) => {
   const app = await build(t)
   const { ann, bob, asAnn, asAdmin, annPost, bobPost } = await people(app)

@@ -98,15 +98,15 @@ t.test('an administrator lists one user\'s orders in both styles; anyone else on
   const bob = await signedIn(app, { name: 'Bob' })
   const admin = await adminToken(app)
   const pen = await stockUp(app, 10)
-  const place = async (headers: Record<string, string>) => body<{ id: number }>(await apiClient(app, headers)('POST', '/orders', { items: [{ product_id: pen, quantity: 1 }] })).id
+  const place = async (headers: { authorization: string }) => body<{ id: number }>(await apiClient(app, headers)('POST', '/orders', { items: [{ product_id: pen, quantity: 1 }] })).id
   const annsOrder = await place(ann.headers)
   await place(bob.headers)
-  const listed = async (query: string, headers: Record<string, string>) => {
+  const listed = async (query: string, headers: { authorization: string }) => {
     const { data, errors } = await graphql(app, `{ list: ${query} { id } }`, { headers })
     t.equal(errors, undefined, query)
     return (data?.list as Array<{ id: string }>).map(({ id }) => Number(id))
   }
-  const edges = async (query: string, headers: Record<string, string>) => {
+  const edges = async (query: string, headers: { authorization: string }) => {
     const { data } = await graphql(app, `{ list: ${query} { edges { node { id } } } }`, { headers })
     return (data?.list as { edges: Array<{ node: { id: string } }> }).edges.map(({ node }) => Number(node.id))
   }
