@@ -129,13 +129,18 @@ export async function rowsById<R extends Row> (db: Db, table: keyof Database, id
   return found
 }
 
-/** How rows find their related rows: `table`'s rows whose `key` equals the parent's `by`. */
+/**
+ * How rows find their related rows: `table`'s rows whose `key` equals the parent's `by`, or, with
+ * `through`, the rows of `table` that the join table's rows whose `key` is the parent's `by` name by
+ * their `otherKey`.
+ */
 export interface Link {
   table: keyof Database
   key: string
   by: string
-  /** Many rows (the first ones by id) or one (`key` is then the table's id). */
+  /** Many rows (the first ones by id) or one. */
   list: boolean
+  through?: { table: string, otherKey: string }
 }
 
 /** The schema's relations, in one place for REST's `include=` and GraphQL's nested fields. */
@@ -146,9 +151,12 @@ export const links = {
   postOfComment: { table: 'posts', key: 'id', by: 'post_id', list: false }
 } as const satisfies Record<string, Link>
 
-/** The rows `link` leads to from parents whose `by` values are `keys`, in ONE statement, by key. */
-export async function linkedRows (db: Db, link: Link, keys: readonly number[], columns: readonly string[], limit = EMBEDDED_LIMIT): Promise<ReadonlyMap<number, Row | Row[]>> {
-  return link.list ? firstChildren(db, link.table, link.key, keys, columns, limit) : rowsById(db, link.table, keys, columns)
+/** The rows `link` leads to from parents whose `by` values are `keys`, in ONE statement, by key (those `narrow` keeps). */
+export async function linkedRows (db: Db, link: Link, keys: readonly number[], columns: readonly string[], limit = EMBEDDED_LIMIT, narrow?: Narrowing): Promise<ReadonlyMap<number, Row | Row[]>> {
+  if (link.through !== undefined) return firstThrough(db, { table: link.table, through: link.through.table, key: link.key, otherKey: link.through.otherKey }, keys, columns, limit, narrow)
+  if (link.list) return firstChildren(db, link.table, link.key, keys, columns, limit, narrow)
+  // One row: by its id (a belongsTo), or by the other's key (a hasOne: a singular resource's row by its parent's id).
+  return rowsById(db, link.table, keys, columns, narrow, link.key)
 }
 
 /** A link followed inside one statement with the links below it (see `relationsAsJson`). */
@@ -160,11 +168,26 @@ export interface NestedRelation {
   limit: number | undefined
   /** What each row shows, as [property, column]. */
   columns: ReadonlyArray<readonly [string, string]>
+  /** Only the rows whose column of this name is the caller's id (an owner read rule); its value is a parameter. */
+  narrow?: { column: string, value: number } | undefined
   below: readonly NestedRelation[]
 }
 
 function shapeOf (relations: readonly NestedRelation[]): string {
-  return relations.map((r) => `${r.name}=${r.link.table}.${r.link.key}:${r.link.by}${r.limit === undefined ? '' : '*'}(${r.columns.join(';')})[${shapeOf(r.below)}]`).join(',')
+  return relations.map((r) => {
+    const through = r.link.through === undefined ? '' : `~${r.link.through.table}.${r.link.through.otherKey}`
+    const narrow = r.narrow === undefined ? '' : `!${r.narrow.column}`
+    return `${r.name}=${r.link.table}.${r.link.key}:${r.link.by}${through}${narrow}${r.limit === undefined ? '' : '*'}(${r.columns.join(';')})[${shapeOf(r.below)}]`
+  }).join(',')
+}
+
+/** The owners of the narrowed relations, in the order the statement takes them (as `limitsOf`). */
+function ownersOf (relations: readonly NestedRelation[], owners: number[] = []): number[] {
+  for (const relation of relations) {
+    if (relation.narrow !== undefined) owners.push(relation.narrow.value)
+    ownersOf(relation.below, owners)
+  }
+  return owners
 }
 
 function limitsOf (relations: readonly NestedRelation[], limits: number[] = []): number[] {
@@ -186,18 +209,25 @@ const memberName = (name: string): RawBuilder<unknown> => sql.lit(`${JSON.string
  * parent, as in `firstChildren`), whose order `string_agg` keeps. See PERFORMANCE-DECISIONS.md,
  * 'All relations below a root in one JSON statement'.
  */
-function nestedSubquery (relation: NestedRelation, depth: number, limits: Iterator<unknown>): RawBuilder<unknown> {
+function nestedSubquery (relation: NestedRelation, depth: number, limits: Iterator<unknown>, owners: Iterator<unknown>): RawBuilder<unknown> {
   const row = `r${depth}`
-  // Taken before the relations below take theirs: `limitsOf` lists a relation's limit first.
+  // Taken before the relations below take theirs: `limitsOf` and `ownersOf` list a relation's first.
   const limit = relation.limit === undefined ? undefined : limits.next().value
+  const owner = relation.narrow === undefined ? undefined : owners.next().value
   const members = [
     ...relation.columns.map(([name, column]) => sql`${memberName(name)} || coalesce(to_json(${sql.ref(`${row}.${column}`)})::text, 'null')`),
-    ...relation.below.map((below) => sql`${memberName(below.name)} || ${nestedSubquery(below, depth + 1, limits)}`)
+    ...relation.below.map((below) => sql`${memberName(below.name)} || ${nestedSubquery(below, depth + 1, limits, owners)}`)
   ]
   const object = members.length === 0 ? sql`'{}'` : sql`'{' || ${sql.join(members, sql` || ',' || `)} || '}'`
-  const { table, key, by } = relation.link
-  const rows = sql`from ${sql.table(table)} as ${sql.id(row)}
-    where ${sql.ref(`${row}.${key}`)} = ${sql.ref(`r${depth - 1}.${by}`)}`
+  const { table, key, by, through } = relation.link
+  const narrowing = relation.narrow === undefined ? sql`` : sql` and ${sql.ref(`${row}.${relation.narrow.column}`)} = ${owner}`
+  const link = sql.id(`l${depth}`)
+  // Through a join table: its rows that name the parent, each joined to the row it names.
+  const rows = through === undefined
+    ? sql`from ${sql.table(table)} as ${sql.id(row)}
+    where ${sql.ref(`${row}.${key}`)} = ${sql.ref(`r${depth - 1}.${by}`)}${narrowing}`
+    : sql`from ${sql.table(through.table)} as ${link} join ${sql.table(table)} as ${sql.id(row)} on ${sql.ref(`${row}.id`)} = ${link}.${sql.ref(through.otherKey)}
+    where ${link}.${sql.ref(key)} = ${sql.ref(`r${depth - 1}.${by}`)}${narrowing}`
   if (relation.limit === undefined) return sql`coalesce((select ${object} ${rows}), 'null')`
   const json = sql.id(`j${depth}`)
   return sql`(select '[' || coalesce(string_agg(${json}.v, ','), '') || ']' from (select ${object} as v ${rows} order by ${sql.ref(`${row}.id`)} limit ${limit}) as ${json})`
@@ -218,10 +248,11 @@ export async function relationsAsJson (db: Db, parents: readonly Row[], relation
   const answers: Array<Row | undefined> = new Array(parents.length)
   if (parents.length === 0 || relations.length === 0) return answers
   const keys = [...new Set(relations.map((relation) => relation.link.by))]
-  const values = keys.map((key) => positionalIds(parents, key))
+  const values = [...keys.map((key) => positionalIds(parents, key)), ...ownersOf(relations)]
   const compiled = shapesOf(db).compileLimited(`nested ${keys.join(',')} ${shapeOf(relations)}`, values, limitsOf(relations), (slots, limits) => {
     const limitsIn = limits[Symbol.iterator]()
-    const shown = relations.map((relation) => sql`${nestedSubquery(relation, 1, limitsIn)} as ${sql.id(relation.name)}`)
+    const ownersIn = slots.slice(keys.length)[Symbol.iterator]()
+    const shown = relations.map((relation) => sql`${nestedSubquery(relation, 1, limitsIn, ownersIn)} as ${sql.id(relation.name)}`)
     const columns = sql.join(keys.map((key) => sql.id(key)))
     const arrays = sql.join(keys.map((_, i) => sql`${slots[i]}::bigint[]`))
     return sql<Row>`select r0.at, ${sql.join(shown)} from unnest(${arrays}) with ordinality as r0 (${columns}, at)`.compile(db)

@@ -13,7 +13,7 @@ import type { TandemGraphqlContext as Context } from './context.js'
 import { answerOnce } from './event-answers.js'
 import { checkInput, listLimit, parseId } from './inputs.js'
 import { only, subscriptionStep } from './subscription-steps.js'
-import { declaredAnswers, type Asked, type Caller } from './declared-answers.js'
+import type { declaredAnswers, Asked, Caller } from './declared-answers.js'
 import { fieldRuleResolvers } from './field-rules.js'
 import { selectedFields } from './selection.js'
 
@@ -50,7 +50,7 @@ async function callerFor (ctx: Context, rule: AccessRule): Promise<AccessUser | 
  * queries as their REST routes (rules/resource.ts, db/resource.ts); only names are translated,
  * `owner_id` ↔ `ownerId`.
  */
-export function declaredResolvers (resources: readonly Resource[], served: (resource: Resource) => ServedResource, answers = declaredAnswers(resources)): IResolvers<unknown, Context> {
+export function declaredResolvers (resources: readonly Resource[], served: (resource: Resource) => ServedResource, answers: ReturnType<typeof declaredAnswers>): IResolvers<unknown, Context> {
   const Query: Record<string, unknown> = {}
   const Mutation: Record<string, unknown> = {}
   const Subscription: Record<string, unknown> = {}

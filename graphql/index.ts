@@ -16,7 +16,8 @@ import { complexityLimit, depthLimit, mutationLimit } from './limits.js'
 import { introspectionDisabled } from './introspection.js'
 import { VariableCheck } from './variables.js'
 import { PersistedQueryStore } from './persisted.js'
-import { answersPerResponseKeyIn } from './relations.js'
+import { relationPlanner } from './relations.js'
+import { plannedTypes } from './planned-types.js'
 import { declaredResolvers } from './declared.js'
 import { declaredAnswers } from './declared-answers.js'
 import { resolvers } from './resolvers.js'
@@ -183,8 +184,9 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
   // files in schema/graphql/declared/, which the tests check against them).
   const served = servedResources(resources)
   const schema = `${await loadSchema(directory ?? schemaDirectory)}\n${resourceSdl(served)}`
-  // Declared resources' answers, and the fields they add to the built-in types through `inverse`.
-  const answers = declaredAnswers(served)
+  // The one relation engine, for the users and every declared resource; the declared root fields' answers through it.
+  const planner = relationPlanner(plannedTypes(served))
+  const answers = declaredAnswers(planner)
   // Only while tracing is on (plugins/tracing.ts): otherwise no wrapper and no hook of it is added.
   const tracing = app.hasDecorator('tandemTracer') ? (await import('./tracing.js')).operationTracing(app.tandemTracer, GRAPHQL_PATH) : undefined
 
@@ -202,7 +204,7 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
   const plainAnswers = new WeakSet<DocumentNode>()
   const perResponseKey = (executable: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown>) => {
     if (plainAnswers.has(document)) return false
-    if (answersPerResponseKeyIn(executable, document, variables)) return true
+    if (planner.answersPerResponseKeyIn(executable, document, variables)) return true
     if (!usesVariables(document)) plainAnswers.add(document)
     return false
   }
@@ -276,7 +278,7 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     }
     await scope.register(mercurius, {
       schema,
-      resolvers: mergedResolvers(resolvers(answers.added.keys.size === 0 ? undefined : answers.added), declaredResolvers(served, (resource) => servedResourceOf(app, resource, served), answers)) as never,
+      resolvers: mergedResolvers(resolvers(planner), declaredResolvers(served, (resource) => servedResourceOf(app, resource, served), answers)) as never,
       path: GRAPHQL_PATH,
       ...(tracing === undefined ? {} : { additionalRouteOptions: tracing.routeOptions }),
       graphiql: false,

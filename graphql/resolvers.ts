@@ -10,7 +10,7 @@ import { CreateUserBody, PatchUserBody, userFieldRules, UserListQuery } from '..
 import type { TandemGraphqlContext } from './context.js'
 import { fieldRuleResolvers } from './field-rules.js'
 import { checkInput, listLimit, parseId } from './inputs.js'
-import { withRelations, type AddedFields } from './relations.js'
+import type { RelationPlanner } from './relations.js'
 
 type Context = TandemGraphqlContext
 type Args = Record<string, unknown>
@@ -50,18 +50,17 @@ export const DateTime = new GraphQLScalarType<Date, string>({
 })
 
 /**
- * Every resolver: root fields only. They check the caller as the resource style does, call `db/`,
- * and hand their answer to `withRelations` (./relations.ts), which loads the relations the query
- * asks below them (one statement for all of them, whatever the number of parents) and
- * renames columns to fields (`created_at` → `createdAt`) by the one map in ./selection.ts.
- * `added` are the fields declared resources add to the built-in types through `inverse`. The posts'
- * and comments' root fields (and `commentAdded`) are their declarations' (./declared.ts), answered
- * through the same planner. `User.email` alone has a resolver: its field rule (`userFieldRules`).
+ * The users' resolvers: root fields only. They check the caller as the resource style does, call
+ * `db/`, and hand their answer to the relation engine (`planner`, ./relations.ts), which loads the
+ * relations the query asks below them (one statement for all of them, whatever the number of
+ * parents, each narrowed by its target's read rule) and gives rows their field names (`created_at`
+ * → `createdAt`). The declared resources' root fields (./declared.ts) answer through the same
+ * engine. `User.email` alone has a resolver: its field rule (`userFieldRules`).
  */
-export function resolvers (added?: AddedFields): IResolvers<unknown, Context> {
+export function resolvers (planner: RelationPlanner): IResolvers<unknown, Context> {
   // Relations read as the caller.
   const loaded = async <T>(ctx: Context, info: Info, answer: T): Promise<T> =>
-    withRelations(ctx.app.db, info, answer, added === undefined ? undefined : { fields: added, caller: ctx.viewer })
+    planner.withRelations(ctx.app.db, info, answer, ctx.viewer)
   return {
     DateTime,
     User: fieldRuleResolvers(userFieldRules),

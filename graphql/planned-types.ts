@@ -1,0 +1,95 @@
+// The GraphQL types whose relations the planner (./relations.ts) loads: every served declared
+// resource, built-in or a host's, and the hand-written users. Each is read from its declaration —
+// its columns and their GraphQL names, its field rules, its loaded fields, and its relations (the
+// ones it declares and the inverses others declare on it) as links the data layer follows — so
+// that one engine loads any relation at any depth, with each target's read rule.
+import type { Link } from '../db/relations.js'
+import type { Database } from '../db/types.js'
+import { userList } from '../db/users.js'
+import type { Relation as DeclaredRelation } from '../schema/relation-targets.js'
+import { inverseRelations, servedRelations } from '../schema/relation-targets.js'
+import type { FieldRules, Resource } from '../schema/resource.js'
+import { camelCase, targetTypeOf } from '../schema/resource-sdl.js'
+import { userFieldRules } from '../schema/users.js'
+
+/** A relation field of a planned type: the type it reaches, how, and the read rule of its target. */
+export interface PlannedRelation {
+  /** The GraphQL type of its rows. */
+  type: string
+  link: Link
+  /** The target's read rule narrows its rows to their owner's by this column (owner rules only). */
+  narrow?: { column: string, resource: Resource }
+  /** Whether reading it needs a signed-in caller (its target is not public). */
+  needsCaller: boolean
+}
+
+export interface PlannedType {
+  readonly name: string
+  /** Its columns in their list's order, `id` first. */
+  readonly columns: readonly string[]
+  /** Each scalar field's column (`createdAt` → `created_at`). */
+  readonly columnOf: ReadonlyMap<string, string>
+  /** Each column's field (`created_at` → `createdAt`). */
+  readonly fieldOf: ReadonlyMap<string, string>
+  /** The fields whose column is named otherwise, as [field, column]. */
+  readonly renamed: ReadonlyArray<readonly [string, string]>
+  readonly fieldRules?: FieldRules | undefined
+  /** Loaded fields (not columns), by GraphQL field: their column name, loaded with their declaration. */
+  readonly loaded: ReadonlyMap<string, string>
+  /** The declared resource, when it is one (its loaded fields are loaded through it). */
+  readonly resource?: Resource | undefined
+  readonly relations: ReadonlyMap<string, PlannedRelation>
+}
+
+export type PlannedTypes = ReadonlyMap<string, PlannedType>
+
+/** A declared relation as a link: a belongsTo by the row's key, a hasMany or hasOne by the other's, a manyToMany through its join table. */
+function plannedRelation (relation: DeclaredRelation): PlannedRelation {
+  const { target } = relation
+  const table = target.table as keyof Database
+  const link: Link = relation.kind === 'belongsTo'
+    ? { table, key: target.resource?.key ?? 'id', by: relation.key, list: false }
+    : relation.kind === 'manyToMany'
+      ? { table, key: relation.key, by: 'id', list: true, through: { table: relation.through as string, otherKey: relation.otherKey as string } }
+      : { table, key: relation.key, by: 'id', list: relation.kind === 'hasMany' }
+  const rule = target.resource?.auth.read
+  const owner = target.resource?.declaration.owner
+  const narrow = (rule === 'owner' || rule === 'ownerOrAdmin') && owner !== undefined && target.resource !== undefined ? { column: owner, resource: target.resource } : undefined
+  return { type: targetTypeOf(target), link, needsCaller: target.read !== 'public', ...narrow === undefined ? {} : { narrow } }
+}
+
+function typeOf (name: string, columns: readonly string[], fieldRules: FieldRules | undefined, relations: ReadonlyMap<string, PlannedRelation>, resource?: Resource): PlannedType {
+  const columnOf = new Map(columns.map((column) => [camelCase(column), column]))
+  return {
+    name,
+    columns,
+    columnOf,
+    fieldOf: new Map([...columnOf].map(([field, column]) => [column, field])),
+    renamed: [...columnOf].filter(([field, column]) => field !== column),
+    fieldRules,
+    loaded: new Map((resource?.loaded ?? []).map((column) => [camelCase(column), column])),
+    resource,
+    relations
+  }
+}
+
+const capitalized = (name: string): string => name.charAt(0).toUpperCase() + name.slice(1)
+
+/**
+ * The planned types of an application serving `resources` (every declared one, built-ins included):
+ * `User`, with its posts and the relations declared resources add to it through `inverse`
+ * (`User.profile`, `User.labels`), and each declared resource's type with its served relations.
+ */
+export function plannedTypes (resources: readonly Resource[]): PlannedTypes {
+  const types = new Map<string, PlannedType>()
+  const userRelations = new Map<string, PlannedRelation>([
+    ['posts', { type: 'Post', link: { table: 'posts', key: 'author_id', by: 'id', list: true }, needsCaller: true }],
+    ...inverseRelations('user', resources).map((relation) => [relation.name, plannedRelation(relation)] as const)
+  ])
+  types.set('User', typeOf('User', userList.columns, userFieldRules, userRelations))
+  for (const resource of resources) {
+    const relations = new Map(servedRelations(resource, resources).map((relation) => [relation.name, plannedRelation(relation)]))
+    types.set(capitalized(resource.name), typeOf(capitalized(resource.name), resource.columns, resource.fieldRules, relations, resource))
+  }
+  return types
+}
