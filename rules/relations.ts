@@ -1,6 +1,6 @@
-// The rules of relations, the same wherever related rows are read (REST's `include=` and nested
-// lists, GraphQL's nesting, a host's code): each target's read rule narrows its rows to the caller's
-// own when it is an owner rule, and its field rules show them as the caller may see them.
+// The rules of relations as REST reads them (`include=` and nested lists; GraphQL's engine applies
+// the same read rules in its statement, graphql/relations.ts): each target's read rule narrows its
+// rows to the caller's own when it is an owner rule, and its field rules show them as the caller may see them.
 import type { FastifyInstance } from 'fastify'
 import type { Db } from '../db/connect.js'
 import { paginate, type ListPage, type Row } from '../db/pagination.js'
@@ -11,25 +11,13 @@ import { narrowFilters, shownRow, shownRows, withOwnerColumn } from './field-rul
 import { relationOwners } from './resource.js'
 import type { ListRequest } from './served-resource.js'
 
-export interface LoadOptions {
-  /** The number of rows of each list relation (by name). Default: 20 each. */
-  limits?: ReadonlyMap<string, number> | undefined
-  /**
-   * Show the related rows as `caller` may see them (their targets' field rules): what REST answers.
-   * GraphQL leaves it to the resolvers of the hidden fields, which see each subscriber of a shared answer.
-   * Default: true.
-   */
-  show?: boolean | undefined
-}
-
 /**
  * Adds `relations` to `rows` for `caller`: one statement per relation, whatever the number of rows,
  * each narrowed by its target's read rule and shown by its field rules. Each row needs the columns
  * its relations are found by (`id`, a belongsTo's key).
  */
-export async function loadRelated (db: Db, rows: Row[], relations: readonly RelationData[], caller: AccessUser | undefined, options: LoadOptions = {}): Promise<void> {
-  await embedRelations(db, rows, relations, options.limits, relationOwners(relations, caller))
-  if (options.show === false) return
+export async function loadRelated (db: Db, rows: Row[], relations: readonly RelationData[], caller: AccessUser | undefined): Promise<void> {
+  await embedRelations(db, rows, relations, undefined, relationOwners(relations, caller))
   for (const { relation } of relations) {
     const rules = relation.target.fieldRules
     if (rules === undefined) continue
