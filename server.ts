@@ -8,14 +8,19 @@ const onLostTerminal = watchTerminal()
 /** Every demo user's password, so that a first-time user can log in and try each endpoint. */
 const DEMO_PASSWORD = 'tandem-demo'
 
+/** A configuration error stops the start with its one line; anything else is thrown on. */
+function refuse (error: unknown): never {
+  if (!(error instanceof ConfigError)) throw error
+  process.stderr.write(`tandem: ${error.message}\n`)
+  process.exit(1)
+}
+
 // The only place that reads the environment: everything else receives options.
 let config
 try {
   config = configFromEnv({ ...process.env, DATA_DIR: process.env.DATA_DIR ?? './.data' })
 } catch (error) {
-  if (!(error instanceof ConfigError)) throw error
-  process.stderr.write(`tandem: ${error.message}\n`)
-  process.exit(1)
+  refuse(error)
 }
 
 // Traces: the SDK is started before the database's modules load, since it instruments the `pg`
@@ -39,7 +44,14 @@ const [{ default: closeWithGrace }, { default: Fastify }, { default: drain }, { 
   import('./plugins/passwords.js')
 ])
 
-const app = Fastify(serverOptions(config, { stdoutIsTerminal: process.stdout.isTTY === true }))
+let options
+try {
+  // LOG_FORMAT=pretty without pino-pretty installed is refused here.
+  options = serverOptions(config, { stdoutIsTerminal: process.stdout.isTTY === true })
+} catch (error) {
+  refuse(error)
+}
+const app = Fastify(options)
 try {
   await app.register(drain)
   const db = await opening

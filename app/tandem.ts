@@ -29,8 +29,8 @@ export interface TandemPluginOptions extends TandemOptions {
   /** Serve `/openapi.json` and `/docs`. Default: true; turn off when the host has its own @fastify/swagger. @example false */
   openapi?: boolean
   /**
-   * Serve the query style at `/graphql` (and GraphiQL at `/graphiql` outside production), with
-   * these options of its own if an object. Default: true.
+   * Serve the query style at `/graphql` (and GraphiQL at `/graphiql` outside production, when its
+   * optional packages are installed), with these options of its own if an object. Default: true.
    * @example { graphiql: false }
    */
   graphql?: boolean | GraphqlOwnOptions

@@ -1,5 +1,7 @@
 import { Kysely, Migrator, PostgresDialect, type CompiledQuery, type Migration } from 'kysely'
 import pg from 'pg'
+import { settingName } from '../plugins/config.js'
+import { requirePackages } from '../plugins/optional-packages.js'
 import { migrations } from './migrations/index.js'
 import { checkKysely, checkPg } from './internals/index.js'
 import { PreparingPool } from './prepared.js'
@@ -140,8 +142,8 @@ export async function connect (options: ConnectOptions = {}): Promise<Db> {
     ? realServer(options.databaseUrl, options)
     // Loaded only when used: a server on a real PostgreSQL would otherwise carry the embedded
     // database's code in memory (see PERFORMANCE-DECISIONS.md, 'Optional dependencies loaded only
-    // when used').
-    : await (await import('./embedded.js')).embedded(options.dataDir, options.embeddedSnapshot)
+    // when used'), and a host that always gives one need not install PGlite (an optional peer).
+    : await embedded(options)
   try {
     await checkInternals(db)
     await migrate(db)
@@ -150,6 +152,13 @@ export async function connect (options: ConnectOptions = {}): Promise<Db> {
     throw error
   }
   return db
+}
+
+/** The embedded database, or one line naming its packages when the host has not installed them. */
+async function embedded (options: ConnectOptions): Promise<Db> {
+  const setting = settingName(options, 'databaseUrl')
+  requirePackages('embeddedDatabase', `the embedded database (used when ${setting} is not set)`, `set ${setting} to a PostgreSQL server's URL`)
+  return (await import('./embedded.js')).embedded(options.dataDir, options.embeddedSnapshot)
 }
 
 /**

@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
 import staticFiles from '@fastify/static'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import { installCommand, listed, missingPackages, requirePackages } from '../plugins/optional-packages.js'
 
 // Mercurius's own GraphiQL page loads React and GraphiQL from a CDN (blank without internet) and
 // styles itself inline; this page loads the same builds from the npm packages, served by the API.
@@ -74,19 +75,29 @@ const PAGE = `<!DOCTYPE html>
 `
 
 /** The folder of an installed package. */
-function packageDirectory (name: string): string {
-  try {
-    return dirname(require.resolve(`${name}/package.json`))
-  } catch (error) {
-    throw new Error(`GraphiQL is served from the ${name} package, which is not installed: install it, or pass graphiql: false`, { cause: error })
+const packageDirectory = (name: string): string => dirname(require.resolve(`${name}/package.json`))
+
+/**
+ * Whether GraphiQL is served: as `asked`, where `true` without its packages (optional peers of
+ * Tandem's) stops the start with one line naming them; unasked, `byDefault` when they are installed,
+ * else not, with a warning that says how to have it.
+ */
+export function graphiqlServed (asked: boolean | undefined, byDefault: boolean, log: FastifyBaseLogger): boolean {
+  if (asked === true) requirePackages('graphiql', 'GraphiQL (graphiql: true)', 'pass graphiql: false')
+  if (asked !== undefined) return asked
+  if (!byDefault) return false
+  const missing = missingPackages('graphiql')
+  if (missing.length > 0) {
+    log.warn(`GraphiQL is not served: ${listed(missing)} ${missing.length === 1 ? 'is' : 'are'} not installed (${installCommand('graphiql', missing)}); graphiql: false leaves it out without this warning`)
   }
+  return missing.length === 0
 }
 
 /**
  * GraphiQL at `/graphiql`, with everything it loads under `/graphiql/assets/`, served from the
  * installed `graphiql`, `react` and `react-dom` packages: it works without internet access and
  * under a CSP that allows only the API's own scripts and styles. Register it in the scope of
- * `/graphql`, at the application's root.
+ * `/graphql`, at the application's root, once `graphiqlServed` said yes.
  */
 export async function graphiqlPage (app: FastifyInstance): Promise<void> {
   const files = Object.entries(packageFiles).map(([name, [pkg, file]]) => ({ name, file, directory: packageDirectory(pkg) }))

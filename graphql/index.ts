@@ -10,7 +10,7 @@ import { validatorCompiler } from '../plugins/ajv.js'
 import { REFRESH_MS } from '../plugins/revocations.js'
 import { bearerOfPayload } from './context.js'
 import { clientError, codes, errorFormatter, errorHandler, GraphqlRequestError, withoutSuggestions, type FormatOptions } from './errors.js'
-import { graphiqlPage } from './graphiql.js'
+import { graphiqlPage, graphiqlServed } from './graphiql.js'
 import { documentCacheEntries, MAX_DOCUMENT_BYTES, MAX_DOCUMENT_TOKENS, overLimits, oversized } from './documents.js'
 import { complexityLimit, depthLimit, mutationLimit } from './limits.js'
 import { introspectionDisabled } from './introspection.js'
@@ -109,9 +109,10 @@ const usesVariables = (document: DocumentNode): boolean =>
 export interface GraphqlOwnOptions {
   /**
    * Serve GraphiQL at `/graphiql`, its scripts and styles from the API itself (the `graphiql`,
-   * `react` and `react-dom` packages), so it works offline. Default: on, except when `nodeEnv` is
-   * `production` or `graphqlPersistedOnly` is set. It reads the schema by introspection: in
-   * production, serve it only with `graphqlIntrospection` on.
+   * `react` and `react-dom` packages, optional peers that the host installs), so it works offline.
+   * Default: on when those are installed (else off, with a warning), except when `nodeEnv` is
+   * `production` or `graphqlPersistedOnly` is set; `true` without them stops the start. It reads
+   * the schema by introspection: in production, serve it only with `graphqlIntrospection` on.
    * @example false
    */
   graphiql?: boolean
@@ -165,6 +166,8 @@ declare module 'fastify' {
 async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<void> {
   const { graphiql, jit, schemaDirectory: directory, persistedQueryCacheSize, persistedQueryLimit, persistedQueryBytes, connectionInitWaitTimeout, resources = [], ...tandemOptions } = options
   const config = useConfig(app, tandemOptions)
+  // First: GraphiQL asked for without its packages stops the start before anything else is done.
+  const withGraphiql = graphiqlServed(graphiql, config.nodeEnv !== 'production' && !config.graphqlPersistedOnly, app.log)
   if (!app.hasDecorator('accessTokens')) throw new Error('register Tandem\'s auth plugin before its GraphQL plugin')
   if (!app.hasDecorator('tandemEvents')) await app.register(events, tandemOptions)
 
@@ -272,7 +275,7 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
       if (request.method === 'GET' && request.routeOptions.url === GRAPHQL_PATH) checkGetParameters(request.query as Record<string, unknown>)
     })
     // Mercurius's own GraphiQL loads its scripts from a CDN: this one is served by the API.
-    if (graphiql ?? (config.nodeEnv !== 'production' && !persistedOnly)) {
+    if (withGraphiql) {
       if (!introspection) app.log.warn('GraphiQL is served but introspection is off (graphqlIntrospection, GRAPHQL_INTROSPECTION): it will show no schema')
       await graphiqlPage(scope)
     }

@@ -45,6 +45,16 @@ export function settingName (config: object, key: keyof TandemConfig): string {
 }
 
 /**
+ * `options` made from `config` by picking some of its settings (as `connectOptions` does) with what
+ * `config` knew of the environment: `settingName` on them still names a setting as the operator set it.
+ */
+export function withSettingNames<T extends object> (config: object, options: T): T {
+  const read = (config as Sourced)[fromEnvironment]
+  if (read !== undefined) (options as Sourced)[fromEnvironment] = read
+  return options
+}
+
+/**
  * Why a `trustProxy` setting is refused, or undefined when it is not. Trusting every hop (`true`, or
  * a range of every address) takes the left-most `X-Forwarded-For` entry for the client's address,
  * and that entry is whatever the client sent: each request could choose its address and step

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Migration } from 'kysely'
 import { connect, migrateHost, settle, type ConnectOptions, type Db } from '../db/connect.js'
+import { withSettingNames } from './config.js'
 import type { TandemConfig } from '../schema/options.js'
 
 export interface DatabaseOptions {
@@ -31,13 +32,14 @@ export interface DatabaseOptions {
 
 /** The database settings of Tandem's configuration, as `connect` takes them. */
 export function connectOptions (config: TandemConfig): ConnectOptions {
-  return {
+  // Named as the operator set them: a missing package of the embedded database names DATABASE_URL.
+  return withSettingNames(config, {
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     preparedStatements: config.databasePreparedStatements,
     poolSize: config.databasePoolSize,
     statementTimeoutMillis: config.databaseStatementTimeout === 0 ? undefined : config.databaseStatementTimeout
-  }
+  })
 }
 
 declare module 'fastify' {

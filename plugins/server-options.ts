@@ -3,6 +3,7 @@ import { createRequire } from 'node:module'
 import type { FastifyHttpOptions, FastifyReply, FastifyRequest } from 'fastify'
 import { ConfigError, refusedTrustProxy, settingName, type ResolvedConfig } from './config.js'
 import { toErrorResponse } from './errors.js'
+import { missingPackages, requirePackages } from './optional-packages.js'
 import { redactUrl } from './redaction.js'
 import { requestLogger } from './request-logger.js'
 import { requestIdOf } from './security.js'
@@ -39,11 +40,17 @@ export type LogFormat = 'json' | 'pretty'
 
 /**
  * How the log is written: `logFormat` when set, else pino-pretty's lines for a person at a terminal
- * outside production, and pino's JSON lines (what log collectors read) everywhere else.
+ * outside production, and pino's JSON lines (what log collectors read) everywhere else. pino-pretty
+ * is an optional peer: `pretty` asked for without it stops the start (a `ConfigError` naming it);
+ * unasked, the log is JSON.
  */
 export function logFormat (config: { logFormat?: LogFormat | undefined, nodeEnv?: string | undefined }, stdoutIsTerminal: boolean): LogFormat {
+  if (config.logFormat === 'pretty') {
+    const setting = settingName(config, 'logFormat')
+    requirePackages('prettyLog', `${setting} pretty`, `set ${setting} to json`)
+  }
   if (config.logFormat !== undefined) return config.logFormat
-  return stdoutIsTerminal && config.nodeEnv !== 'production' ? 'pretty' : 'json'
+  return stdoutIsTerminal && config.nodeEnv !== 'production' && missingPackages('prettyLog').length === 0 ? 'pretty' : 'json'
 }
 
 /**
@@ -64,7 +71,8 @@ const TIMEOUT_CHECK_MS = 1000
 
 /**
  * The Fastify options Tandem's own server runs with; a host application can reuse them. Say whether
- * stdout is a terminal (`process.stdout.isTTY`) to have a readable log there in development.
+ * stdout is a terminal (`process.stdout.isTTY`) to have a readable log there in development (with
+ * pino-pretty installed). Throws a `ConfigError` for a setting it cannot apply (see `logFormat`).
  * @example Fastify(serverOptions(config, { stdoutIsTerminal: process.stdout.isTTY === true }))
  */
 export function serverOptions (
