@@ -191,7 +191,8 @@ const fullHost = `import Fastify from 'fastify'
 import { serverOptions, tandem } from 'tandem-api'
 
 const app = Fastify(serverOptions({ logLevel: 'info', logFormat: 'pretty' }))
-await app.register(tandem, { jwtSecret: process.env.JWT_SECRET, dataDir: process.env.DATA_DIR })
+// No overload answers: the embedded database's start can delay the loop past their limit on a busy machine.
+await app.register(tandem, { jwtSecret: process.env.JWT_SECRET, dataDir: process.env.DATA_DIR, overloadMaxEventLoopDelay: 0 })
 const statuses: Record<string, number> = {}
 for (const url of ['/health', '/graphiql', '/graphiql/assets/graphiql.js', '/graphiql/assets/react.js']) statuses[url] = (await app.inject(url)).statusCode
 await app.close()
