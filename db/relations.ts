@@ -228,7 +228,8 @@ function nestedSubquery (relation: NestedRelation, depth: number, limits: Iterat
     where ${sql.ref(`${row}.${key}`)} = ${sql.ref(`r${depth - 1}.${by}`)}${narrowing}`
     : sql`from ${sql.table(through.table)} as ${link} join ${sql.table(table)} as ${sql.id(row)} on ${sql.ref(`${row}.id`)} = ${link}.${sql.ref(through.otherKey)}
     where ${link}.${sql.ref(key)} = ${sql.ref(`r${depth - 1}.${by}`)}${narrowing}`
-  if (relation.limit === undefined) return sql`coalesce((select ${object} ${rows}), 'null')`
+  // One row by the other's key (a hasOne) is one of them, should the key not be unique (never an error).
+  if (relation.limit === undefined) return sql`coalesce((select ${object} ${rows}${key === 'id' ? sql`` : sql` limit 1`}), 'null')`
   const json = sql.id(`j${depth}`)
   return sql`(select '[' || coalesce(string_agg(${json}.v, ','), '') || ']' from (select ${object} as v ${rows} order by ${sql.ref(`${row}.id`)} limit ${limit}) as ${json})`
 }
