@@ -1,18 +1,11 @@
 // The posts' REST routes: those of their declaration (rules/posts.ts), as a host's declared resource
 // has them, and the posts of one user.
 import type { FastifyPluginAsync } from 'fastify'
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { parseInclude } from '../db/relations.js'
-import { relationData, resourceData } from '../db/resource.js'
 import { requireAuth } from '../plugins/auth.js'
 import { servedResources } from '../rules/built-in-resources.js'
 import { posts } from '../rules/posts.js'
-import { IdParams, ListOf, ListQuery, errors } from '../schema/common.js'
-import { servedRelations } from '../schema/relation-targets.js'
 import type { Resource } from '../schema/resource.js'
-import { servedResourceOf } from '../rules/served-resources.js'
-import { sendList } from './reply.js'
-import { embedding, selectionWith, withIncludable } from './related.js'
+import { ownerListRoute } from './owner-list.js'
 import { declaredRoutes } from './resource.js'
 
 /** Options of the posts routes. */
@@ -21,34 +14,14 @@ export interface PostsRoutesOptions {
   resources?: readonly Resource[]
 }
 
-type Query = Record<string, unknown> & { fields?: string, include?: string, q?: string }
-
 /**
  * `GET /users/{id}/posts`: the posts list with its author fixed by the path (its cursors are those
  * of `GET /posts?author_id={id}`), with every list parameter and `include=` of posts; 404 when there
  * is no such user. `resources` are the resources served with posts (their inverses are included too).
  */
-export const userPostsRoutes: FastifyPluginAsync<PostsRoutesOptions> = async (fastify, options) => {
-  requireAuth(fastify)
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const served = options.resources ?? [posts]
-  const model = servedResourceOf(app, posts, served)
-  const relations = servedRelations(posts, served).map(relationData)
-  const names = relations.map(({ relation }) => relation.name)
-  // The author is the path's: `author_id` is not a parameter here.
-  const querystring = withIncludable(ListQuery(Object.keys(resourceData(posts).list.sortable), {}), [], relations)
-
-  app.get('/users/:id/posts', {
-    config: { auth: 'authenticated' },
-    schema: { tags: ['posts'], summary: 'List the posts of a user', params: IdParams, querystring, response: { 200: ListOf(selectionWith(posts.schemas.item, relations)), ...errors(400, 401, 404, 429) } }
-  }, async (request, reply) => {
-    const query = request.query as Query
-    const wanted = parseInclude(names, query.include)
-    const shape = await embedding(app, request, relations.filter(({ relation }) => wanted.has(relation.name)), query.fields, false)
-    const page = await model.list(request.user, { ...query, fields: shape.fields }, { owner: request.params.id })
-    await shape.embed(page.data)
-    return sendList(request, reply, page)
-  })
+export const userPostsRoutes: FastifyPluginAsync<PostsRoutesOptions> = async (app, options) => {
+  requireAuth(app)
+  ownerListRoute(app, { resource: posts, resources: options.resources ?? [posts], ownerPlural: 'users', auth: 'authenticated', summary: 'List the posts of a user' })
 }
 
 /**
