@@ -2,6 +2,7 @@ import { sql, type RawBuilder } from 'kysely'
 import { badRequest } from '../schema/errors.js'
 import { readRows, type Db } from './connect.js'
 import { ShapedStatements } from './statements.js'
+import type { Relation } from '../schema/relation-targets.js'
 import type { Database } from './types.js'
 
 /** Embedded lists (`include=`, GraphQL nested lists by default) stop at this many items. */
@@ -143,7 +144,18 @@ export interface Link {
   through?: { table: string, otherKey: string }
 }
 
-/** The schema's relations, in one place for REST's `include=` and GraphQL's nested fields. */
+/**
+ * How a declared relation's rows are found, for REST's `include=` and GraphQL's nesting alike: a
+ * belongsTo by the row's key, a hasMany or hasOne by the other's, a manyToMany through its join table.
+ */
+export function linkOf (relation: Relation): Link {
+  const table = relation.target.table as keyof Database
+  if (relation.kind === 'belongsTo') return { table, key: relation.target.resource?.key ?? 'id', by: relation.key, list: false }
+  if (relation.kind === 'manyToMany') return { table, key: relation.key, by: 'id', list: true, through: { table: relation.through as string, otherKey: relation.otherKey as string } }
+  return { table, key: relation.key, by: 'id', list: relation.kind === 'hasMany' }
+}
+
+/** The built-in users' relations, in one place for REST's `include=` and GraphQL's nested fields. */
 export const links = {
   postsOfAuthor: { table: 'posts', key: 'author_id', by: 'id', list: true },
   commentsOfPost: { table: 'comments', key: 'post_id', by: 'id', list: true },

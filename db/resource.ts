@@ -7,10 +7,9 @@ import type { Db } from './connect.js'
 import { refersToNothingError } from './errors.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
 import { listRows, OWNER_FILTER, paginate, parseFields, READABLE_SEARCH, selectColumns, type BaseQuery, type Filter, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
-import { EMBEDDED_LIMIT, firstChildren, firstThrough, rowsById } from './relations.js'
+import { EMBEDDED_LIMIT, linkedRows, linkOf } from './relations.js'
 import { searchFilter, searchedText } from './search.js'
 import { inTransaction } from './transaction.js'
-import type { Database } from './types.js'
 import { userList, userSearchFields } from './users.js'
 
 export { OWNER_FILTER } from './pagination.js'
@@ -295,32 +294,12 @@ export function relationData (relation: Relation): RelationData {
 export async function embedRelations (db: Db, rows: Row[], relations: readonly RelationData[], limits: ReadonlyMap<string, number> = new Map(), owners: ReadonlyMap<string, number> = new Map()): Promise<void> {
   if (rows.length === 0) return
   await Promise.all(relations.map(async ({ relation, columns, owner: ownerColumn, load }) => {
-    const limit = limits.get(relation.name) ?? EMBEDDED_LIMIT
-    const { target, key } = relation
-    const table = target.table as keyof Database
+    const link = linkOf(relation)
     const owner = owners.get(relation.name)
     const narrow = ownerColumn === undefined || owner === undefined ? undefined : { column: ownerColumn, value: owner }
-    if (relation.kind === 'belongsTo') {
-      const found = await rowsById(db, table, rows.map((row) => Number(row[key])).filter((id) => Number.isSafeInteger(id)), columns, narrow)
-      await load?.(db, [...found.values()] as Row[])
-      for (const row of rows) row[relation.name] = found.get(Number(row[key])) ?? null
-      return
-    }
-    const ids = rows.map((row) => Number(row.id))
-    if (relation.kind === 'hasOne' && relation.key === target.resource?.key) {
-      // A singular resource's row, found by its key (its parent's id): one each, no order needed.
-      const one = await rowsById(db, table, ids, columns, narrow, key)
-      await load?.(db, [...one.values()] as Row[])
-      for (const row of rows) row[relation.name] = one.get(Number(row.id)) ?? null
-      return
-    }
-    const found = relation.kind === 'manyToMany'
-      ? await firstThrough(db, { table: target.table, through: relation.through as string, key, otherKey: relation.otherKey as string }, ids, columns, limit, narrow)
-      : await firstChildren(db, table, key, ids, columns, relation.kind === 'hasOne' ? 1 : limit, narrow)
+    const keyOf = (row: Row): number => Number(row[link.by])
+    const found = await linkedRows(db, link, rows.map(keyOf).filter((key) => Number.isSafeInteger(key)), columns, limits.get(relation.name) ?? EMBEDDED_LIMIT, narrow)
     await load?.(db, [...found.values()].flat() as Row[])
-    for (const row of rows) {
-      const children = found.get(Number(row.id)) ?? []
-      row[relation.name] = relation.kind === 'hasOne' ? children[0] ?? null : children
-    }
+    for (const row of rows) row[relation.name] = found.get(keyOf(row)) ?? (link.list ? [] : null)
   }))
 }

@@ -3,8 +3,7 @@
 // its columns and their GraphQL names, its field rules, its loaded fields, and its relations (the
 // ones it declares and the inverses others declare on it) as links the data layer follows — so
 // that one engine loads any relation at any depth, with each target's read rule.
-import type { Link } from '../db/relations.js'
-import type { Database } from '../db/types.js'
+import { linkOf, type Link } from '../db/relations.js'
 import { userList } from '../db/users.js'
 import type { Relation as DeclaredRelation } from '../schema/relation-targets.js'
 import { inverseRelations, servedRelations } from '../schema/relation-targets.js'
@@ -43,15 +42,10 @@ export interface PlannedType {
 
 export type PlannedTypes = ReadonlyMap<string, PlannedType>
 
-/** A declared relation as a link: a belongsTo by the row's key, a hasMany or hasOne by the other's, a manyToMany through its join table. */
+/** A declared relation as the planner follows it: its link (the same as REST's), and its target's read rule. */
 function plannedRelation (relation: DeclaredRelation): PlannedRelation {
   const { target } = relation
-  const table = target.table as keyof Database
-  const link: Link = relation.kind === 'belongsTo'
-    ? { table, key: target.resource?.key ?? 'id', by: relation.key, list: false }
-    : relation.kind === 'manyToMany'
-      ? { table, key: relation.key, by: 'id', list: true, through: { table: relation.through as string, otherKey: relation.otherKey as string } }
-      : { table, key: relation.key, by: 'id', list: relation.kind === 'hasMany' }
+  const link = linkOf(relation)
   const rule = target.resource?.auth.read
   const owner = target.resource?.declaration.owner
   const narrow = (rule === 'owner' || rule === 'ownerOrAdmin') && owner !== undefined && target.resource !== undefined ? { column: owner, resource: target.resource } : undefined
