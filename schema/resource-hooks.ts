@@ -137,47 +137,32 @@ export interface CreateDeclaration<Row = Values> {
   run: (context: WriteContext & { input: Values }) => Promise<Row>
 }
 
-const HOOKS = ['prepareCreate', 'beforeCreate', 'afterCreate', 'prepareUpdate', 'beforeUpdate', 'afterUpdate', 'beforeDelete', 'afterDelete']
-const ACTION_NAME = /^[a-z][a-zA-Z0-9]*$/
 // Action `create` of `label` would be the mutation `createLabel`, which the resource already has.
 const RESERVED_ACTIONS = ['create', 'read', 'update', 'delete']
-const INPUT_FIELD = /^[a-z][a-z0-9_]*$/
-const ACTION_RULES = ['authenticated', 'admin', 'owner', 'ownerOrAdmin']
 
 interface Behaviour {
   name: string
   owner?: string
   hooks?: object
-  create?: { input?: unknown, run?: unknown }
+  create?: unknown
   ownerOnCreate?: unknown
-  actions?: Readonly<Record<string, { auth?: unknown, input?: unknown, run?: unknown }>>
+  actions?: Readonly<Record<string, { auth: string }>>
 }
 
-/** Throws, at start, on a hook or action the declaration gets wrong. `relations` are its relation names (their lists share the paths of actions). */
+/**
+ * Throws, at start, on hooks and actions that do not fit the rest of the declaration (their shapes
+ * are checked before, by resource-declaration.ts). `relations` are its relation names (their lists
+ * share the paths of actions).
+ */
 export function checkBehaviour (declaration: Behaviour, relations: readonly string[]): void {
   const fail = (message: string): never => { throw new Error(`defineResource(${JSON.stringify(declaration.name)}): ${message}`) }
-  for (const [hook, fn] of Object.entries(declaration.hooks ?? {})) {
-    if (!HOOKS.includes(hook)) fail(`unknown hook ${hook} (hooks are ${HOOKS.join(', ')})`)
-    if (typeof fn !== 'function') fail(`hook ${hook} must be a function`)
-  }
   if (declaration.create !== undefined) {
-    const { input, run } = declaration.create
-    const fields = (input as { type?: unknown, properties?: object } | undefined)?.type === 'object' ? (input as { properties?: object }).properties : undefined
-    if (fields === undefined || Object.keys(fields).length === 0) fail('create: input must be a Type.Object with at least one field')
-    if (typeof run !== 'function') fail('create needs a run function')
-    for (const hook of ['beforeCreate', 'afterCreate']) if (hook in (declaration.hooks ?? {})) fail(`create: its run writes the row, so ${hook} would not run; do that work in run`)
+    for (const hook of ['beforeCreate', 'afterCreate']) if ((declaration.hooks as Readonly<Record<string, unknown>> | undefined)?.[hook] !== undefined) fail(`create: its run writes the row, so ${hook} would not run; do that work in run`)
     if (declaration.ownerOnCreate !== undefined) fail('create: its run sets the owner, so ownerOnCreate would not run')
   }
   for (const [action, declared] of Object.entries(declaration.actions ?? {})) {
-    if (!ACTION_NAME.test(action)) fail(`action ${action} must be lower camel case letters and digits`)
     if (RESERVED_ACTIONS.includes(action)) fail(`action ${action} is taken by the resource's own ${action}`)
     if (relations.includes(action)) fail(`action ${action} is also a relation: both would be /{id}/${action}`)
-    if (typeof declared.auth !== 'string' || !ACTION_RULES.includes(declared.auth)) fail(`action ${action} needs an auth rule: one of ${ACTION_RULES.join(', ')}`)
-    if (String(declared.auth).startsWith('owner') && declaration.owner === undefined) fail(`the ${action} rule ${String(declared.auth)} needs an \`owner\` field`)
-    if (typeof declared.run !== 'function') fail(`action ${action} needs a run function`)
-    if (declared.input === undefined) continue
-    const properties = (declared.input as { type?: unknown, properties?: object }).type === 'object' ? (declared.input as { properties?: object }).properties : undefined
-    if (properties === undefined || Object.keys(properties).length === 0) fail(`action ${action}: input must be a Type.Object with at least one field`)
-    for (const field of Object.keys(properties ?? {})) if (!INPUT_FIELD.test(field)) fail(`action ${action}: input field ${field} must be a lower-case identifier (GraphQL shows it in camelCase)`)
+    if (declared.auth.startsWith('owner') && declaration.owner === undefined) fail(`the ${action} rule ${declared.auth} needs an \`owner\` field`)
   }
 }

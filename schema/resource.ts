@@ -3,6 +3,7 @@ import { ListOf, ListQuery, Selectable } from './common.js'
 import type { AccessUser } from '../plugins/auth.js'
 import type { Db } from '../db/connect.js'
 import type { AttemptKind } from '../plugins/rate-limit.js'
+import { checkDeclarationShape } from './resource-declaration.js'
 import { checkBehaviour, type ActionDeclaration, type CreateDeclaration, type ResourceHooks } from './resource-hooks.js'
 
 /** Who may do something to a declared resource. `owner` rules look at the declaration's `owner` column. */
@@ -353,19 +354,13 @@ export interface Resource<R extends TObject = TObject> {
 /** The row type a declaration's representation describes. */
 export type RowOf<T> = T extends Resource<infer R> ? Static<R> : never
 
-const NAME = /^[a-z][a-zA-Z0-9]*$/
 // Query parameters and GraphQL arguments of every list: a filter of the same name would shadow them.
 const LIST_PARAMETERS = ['limit', 'cursor', 'page', 'offset', 'sort', 'order', 'total', 'fields', 'include', 'q', 'version', 'first', 'after']
 // The names of the built-in resources not declared yet, and the GraphQL types of the schema that a
 // declared type would collide with. The declared built-ins' names are taken when they are served
 // (rules/built-in-resources.ts), as any two resources' are.
 const TAKEN_NAMES = ['user', 'dateTime', 'pageInfo', 'authPayload', 'query', 'mutation', 'subscription']
-const OPERATORS: readonly FilterOperator[] = ['=', '>=', '>', '<=', '<', 'positive', 'caseInsensitive']
-const KINDS = ['belongsTo', 'hasMany', 'hasOne', 'manyToMany'] as const
 const camelCased = (name: string): string => name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
-const IDENTIFIER = /^[a-z_][a-z0-9_]*$/
-const INPUT_NAME = /^[a-z][a-z0-9_]*$/
-const GRAPHQL_NAME = /^[a-z][a-zA-Z0-9_]*$/
 
 /** The schema without its `null` branch: what a filter value in a query string is. */
 export function nonNull (schema: TSchema): TSchema {
@@ -432,13 +427,12 @@ function fieldRulesOf<R extends TObject> (declaration: ResourceDeclaration<R>, k
   const rules: Record<string, FieldReadRule> = {}
   for (const [field, rule] of declared) {
     check(Object.hasOwn(declaration.representation.properties, field), declaration, `fields names ${field}, which is not in the representation`)
-    check(rule?.read === 'owner' || rule?.read === 'ownerOrAdmin', declaration, `fields: ${field} needs { read: 'owner' } or { read: 'ownerOrAdmin' }`)
     check(field !== key && field !== owner, declaration, `fields: ${field} names the rows or their owner: it cannot be hidden`)
     // Each would tell a caller the hidden value: by the order of rows, a row found by it, or the events heard.
     check(!(declaration.sort ?? []).includes(field as Field<R>), declaration, `fields: ${field} has a read rule, so lists cannot be sorted by it`)
     check(!keys.includes(field), declaration, `fields: ${field} has a read rule, so it cannot be the key of a relation`)
     check(events.every(({ require }) => !require.includes(field)), declaration, `fields: ${field} has a read rule, so a subscription cannot require it`)
-    rules[field] = rule.read
+    rules[field] = (rule as FieldDeclaration).read
   }
   return Object.freeze({ owner, fields: Object.freeze(rules) })
 }
@@ -446,7 +440,6 @@ function fieldRulesOf<R extends TObject> (declaration: ResourceDeclaration<R>, k
 /** Throws on a `key` or `singularOf` the declaration gets wrong: what a resource without a list of its own cannot have. */
 function checkSingular<R extends TObject> (declaration: ResourceDeclaration<R>, key: string, properties: TProperties): void {
   const { singularOf } = declaration
-  check(singularOf === undefined || (typeof singularOf === 'object' && typeof singularOf.resource === 'string' && NAME.test(singularOf.resource)), declaration, 'singularOf must be { resource: \'<a resource name>\' }')
   if (singularOf === undefined) {
     check(key === 'id', declaration, 'a key other than `id` is for a singularOf resource only (lists page by id)')
     return
@@ -480,12 +473,11 @@ function checkSingular<R extends TObject> (declaration: ResourceDeclaration<R>, 
  * const labels = defineResource({ name: 'label', table: 'labels', representation, generated: ['id', 'created_at'], owner: 'owner_id', writable: ['name', 'color'] })
  */
 export function defineResource<R extends TObject> (declaration: ResourceDeclaration<R>): Resource<R> {
+  // Every option's type first: what follows looks across options only.
+  checkDeclarationShape(declaration)
   const { name, table, representation } = declaration
-  check(NAME.test(name), declaration, 'name must be lower camel case letters and digits')
   check(!TAKEN_NAMES.includes(name), declaration, `the name ${name} is taken by a built-in resource or GraphQL type`)
-  check(IDENTIFIER.test(table), declaration, 'table must be a lower-case SQL identifier')
   const plural = declaration.plural ?? `${name}s`
-  check(NAME.test(plural), declaration, 'plural must be lower camel case letters and digits')
   const properties: TProperties = representation.properties
   const key: string = declaration.key ?? 'id'
   const fields = [key, ...Object.keys(properties).filter((column) => column !== key)]
@@ -493,7 +485,6 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   const columns = fields.filter((field) => !loaded.includes(field))
   check(properties[key] !== undefined, declaration, key === 'id' ? 'the representation needs an `id`' : `the key ${key} is not in the representation`)
   checkSingular(declaration, key, properties)
-  for (const column of fields) check(IDENTIFIER.test(column), declaration, `field ${column} must be a lower-case SQL identifier`)
   const known = (list: readonly string[] | undefined, what: string) => {
     for (const field of list ?? []) check(Object.hasOwn(properties, field), declaration, `${what} names ${field}, which is not in the representation`)
   }
@@ -505,8 +496,7 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   known(declaration.search, 'search')
   known(declaration.owner === undefined ? [] : [declaration.owner], 'owner')
   known(loaded, 'loaded')
-  for (const [field, declared] of Object.entries(declaration.loaded ?? {}) as Array<[string, LoadedField | undefined]>) {
-    check(typeof declared?.load === 'function', declaration, `loaded field ${field} needs a load function`)
+  for (const field of loaded) {
     const uses = [['generated', declaration.generated], ['writable', declaration.writable], ['sort', declaration.sort], ['filters', filters.map((filter) => filter.field)], ['search', declaration.search], ['owner', [declaration.owner]]] as const
     for (const [what, list] of uses) check(!(list as ReadonlyArray<string | undefined> | undefined ?? []).includes(field), declaration, `${field} is loaded, so it cannot be ${what === 'owner' ? 'the owner' : `in ${what}`}`)
   }
@@ -515,38 +505,23 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     check(!declaration.generated.includes(field), declaration, `${field} is both generated and writable`)
     check(field !== declaration.owner, declaration, `${field} is the owner: it is set to the caller, never written`)
   }
-  check(declaration.ownerOnCreate === undefined || (typeof declaration.ownerOnCreate === 'function' && declaration.owner !== undefined), declaration, 'ownerOnCreate must be a function, and needs an `owner` field')
+  check(declaration.ownerOnCreate === undefined || declaration.owner !== undefined, declaration, 'ownerOnCreate needs an `owner` field')
   // The row is its owner's own (`owner: 'id'`): a create makes the owner, it cannot name one.
   const selfOwned = declaration.owner === 'id'
   check(!selfOwned || declaration.ownerOnCreate === undefined, declaration, 'ownerOnCreate needs an owner column other than id: a row that is its own owner is not created as anyone')
   for (const { name: filter, field, op } of filters) {
-    check(IDENTIFIER.test(filter), declaration, `filter ${filter} must be a lower-case identifier`)
     check(!LIST_PARAMETERS.includes(filter), declaration, `a filter cannot be named ${filter}: lists take a parameter of that name`)
-    check(OPERATORS.includes(op), declaration, `filter ${filter}: unknown operator ${JSON.stringify(op)} (operators are ${OPERATORS.join(' ')})`)
     const type = (nonNull(properties[field] as TSchema) as { type?: unknown }).type
     if (op === 'positive') check(type === 'integer' || type === 'number', declaration, `filter ${filter}: positive needs a number field, and ${field} is not one`)
     else if (op === 'caseInsensitive') check(type === 'string', declaration, `filter ${filter}: caseInsensitive needs a text field, and ${field} is not one`)
     else if (op !== '=') check(type === 'integer' || type === 'number' || type === 'string', declaration, `filter ${filter}: ${op} needs a number, text or date field, and ${field} is none of them`)
   }
-  check(declaration.emptyPatch === undefined || declaration.emptyPatch === 'refused' || declaration.emptyPatch === 'unchanged', declaration, 'emptyPatch must be refused or unchanged')
-  check(declaration.othersRows === undefined || declaration.othersRows === 'hidden' || declaration.othersRows === 'forbidden', declaration, 'othersRows must be hidden or forbidden')
   const fieldNames = fields.map(camelCased)
   for (const [relation, declared] of Object.entries(declaration.relations ?? {})) {
-    check(NAME.test(relation) && !Object.hasOwn(properties, relation) && !fieldNames.includes(relation), declaration, `relation ${relation} must be a lower camel case name that is not a field`)
-    check(declared.inverse === undefined || (typeof declared.inverse === 'string' && NAME.test(declared.inverse)), declaration, `relation ${relation}: inverse must be a lower camel case name`)
-    check(KINDS.filter((kind) => kind in declared).length === 1, declaration, `relation ${relation} must be exactly one of ${KINDS.join(', ')}`)
-    check(typeof declared.key === 'string', declaration, `relation ${relation} needs a key`)
-    if ('manyToMany' in declared) check(typeof declared.through === 'string' && typeof declared.otherKey === 'string', declaration, `relation ${relation}: manyToMany needs through and otherKey`)
-    const identifiers = Object.entries(declared).filter(([option]) => !['belongsTo', 'hasMany', 'hasOne', 'manyToMany', 'inverse', 'required', 'route', 'under', 'include'].includes(option))
-    for (const [option, value] of identifiers) check(typeof value === 'string' && IDENTIFIER.test(value), declaration, `relation ${relation}: ${option} must be a lower-case SQL identifier`)
+    check(!Object.hasOwn(properties, relation) && !fieldNames.includes(relation), declaration, `relation ${relation} must be a name that is not a field`)
     if ('belongsTo' in declared) check(Object.hasOwn(properties, declared.key), declaration, `relation ${relation}: its key ${declared.key} is not in the representation`)
-    const { required, route } = declared as { required?: unknown, route?: unknown }
-    check(required === undefined || ('belongsTo' in declared && typeof required === 'boolean'), declaration, `relation ${relation}: required is a boolean of a belongsTo`)
+    const { required, under } = declared as { required?: boolean, under?: boolean }
     check(required !== true || !acceptsNull(properties[declared.key] as TSchema), declaration, `relation ${relation}: required needs a key that is never null, and ${declared.key} may be`)
-    check(route === undefined || (('hasMany' in declared || 'manyToMany' in declared) && typeof route === 'boolean'), declaration, `relation ${relation}: route is a boolean of a hasMany or manyToMany`)
-    const { under, include } = declared as { under?: unknown, include?: unknown }
-    check(include === undefined || typeof include === 'boolean', declaration, `relation ${relation}: include is a boolean`)
-    check(under === undefined || ('belongsTo' in declared && typeof under === 'boolean'), declaration, `relation ${relation}: under is a boolean of a belongsTo`)
     if (under === true) {
       check(required === true, declaration, `relation ${relation}: under needs required: the rows always have the row they live under`)
       check(!(declaration.writable as readonly string[]).includes(declared.key) && declared.key !== declaration.owner, declaration, `relation ${relation}: under sets ${declared.key} from the path, so it is neither writable nor the owner`)
@@ -556,16 +531,12 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   check(unders.length <= 1, declaration, `only one relation may be under: ${unders.map(([relation]) => relation).join(', ')}`)
   check(declaration.create === undefined || unders.length === 0, declaration, 'create: its run writes the row, so it cannot be under a parent whose key the path gives')
   checkBehaviour(declaration, Object.keys(declaration.relations ?? {}))
-  const { createLimit } = declaration
-  check(createLimit === undefined || (['login', 'signUp', 'resetPassword'].includes(createLimit.kind) && typeof createLimit.account === 'function'), declaration, 'createLimit needs a kind (login, signUp or resetPassword) and an account function')
   const hooks = declaration.hooks ?? {}
   const graphqlInputNames = new Set(fieldNames)
   for (const [input, declared] of Object.entries(declaration.inputs ?? {})) {
-    check(INPUT_NAME.test(input) && !Object.hasOwn(properties, input) && !Object.hasOwn(declaration.relations ?? {}, input), declaration, `input ${input} must be a lower-case identifier that is neither a field nor a relation`)
-    check(typeof declared?.schema === 'object' && declared.schema !== null, declaration, `input ${input} needs a schema`)
-    check(Array.isArray(declared.on) && declared.on.length > 0 && declared.on.every((write) => write === 'create' || write === 'update'), declaration, `input ${input}: on lists create, update or both`)
+    check(!Object.hasOwn(properties, input) && !Object.hasOwn(declaration.relations ?? {}, input), declaration, `input ${input} must be a name that is neither a field nor a relation`)
     const graphqlName = declared.graphqlName ?? camelCased(input)
-    check(GRAPHQL_NAME.test(graphqlName) && !graphqlInputNames.has(graphqlName), declaration, `input ${input}: its GraphQL name ${graphqlName} must be a name no other field of the inputs has`)
+    check(!graphqlInputNames.has(graphqlName), declaration, `input ${input}: its GraphQL name ${graphqlName} must be a name no other field of the inputs has`)
     graphqlInputNames.add(graphqlName)
     if (declared.on.includes('create')) check(hooks.prepareCreate !== undefined || hooks.beforeCreate !== undefined || hooks.afterCreate !== undefined, declaration, `input ${input} is taken by a create with no create hook to use it`)
     if (declared.on.includes('update')) check(hooks.prepareUpdate !== undefined || hooks.beforeUpdate !== undefined || hooks.afterUpdate !== undefined, declaration, `input ${input} is taken by an update with no update hook to use it`)
@@ -576,17 +547,13 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     create: 'authenticated',
     update: declaration.owner === undefined ? 'admin' : 'ownerOrAdmin',
     delete: declaration.owner === undefined ? 'admin' : 'ownerOrAdmin',
-    ...declaration.auth,
+    // A rule given as undefined is one left out.
+    ...Object.fromEntries(Object.entries(declaration.auth ?? {}).filter(([, rule]) => rule !== undefined)),
     // A singular resource's row is made and removed with its parent.
     ...declaration.singularOf === undefined ? {} : { create: false, delete: false }
   }
   for (const [action, rule] of Object.entries(auth) as Array<[ResourceAction, AccessRule | false]>) {
-    if (rule === false && action !== 'read') continue
-    check(rule !== false, declaration, 'read cannot be false: a resource is always readable by someone')
-    check(['public', 'authenticated', 'admin', 'owner', 'ownerOrAdmin'].includes(rule), declaration, `unknown ${action} rule ${JSON.stringify(rule)}`)
-    check(!rule.startsWith('owner') || declaration.owner !== undefined, declaration, `the ${action} rule ${rule} needs an \`owner\` field`)
-    // Anyone may create what needs no caller to own it (a sign-up); changes always need one.
-    check(action === 'read' || action === 'create' || rule !== 'public', declaration, `${action} cannot be public: a write needs a caller`)
+    check(rule === false || !rule.startsWith('owner') || declaration.owner !== undefined, declaration, `the ${action} rule ${rule} needs an \`owner\` field`)
   }
   check(declaration.owner === undefined || selfOwned || auth.create !== 'public', declaration, 'create cannot be public when the owner is the caller')
   // A create of its own takes its input instead of the writable fields.
@@ -600,11 +567,8 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   }
   const events = eventsOf(declaration)
   for (const { event, subscription, require } of events) {
-    check(['created', 'updated', 'deleted'].includes(event), declaration, `unknown event ${JSON.stringify(event)}`)
     check(announcedBy[event], declaration, `the event ${event} is never announced: its write is not served (auth false)`)
-    check(NAME.test(subscription), declaration, `event ${event}: subscription must be a lower camel case name`)
     check(events.filter((other) => other.subscription === subscription).length === 1, declaration, `two events are the subscription ${subscription}`)
-    check(Array.isArray(require), declaration, `event ${event}: require is a list of fields`)
     known(require, `event ${event}: require`)
   }
   const fieldRules = fieldRulesOf(declaration, key, events)

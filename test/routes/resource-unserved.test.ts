@@ -80,7 +80,7 @@ t.test('GraphQL and OpenAPI: no mutation, no input, no entry for an unserved wri
 
 t.test('mistaken uses of false fail at start, naming the mistake', async (t) => {
   const declare = (extra: object) => () => defineResource({ ...notes.declaration, ...extra } as Parameters<typeof defineResource>[0])
-  t.throws(declare({ auth: { read: false } }), /read cannot be false: a resource is always readable by someone/)
+  t.throws(declare({ auth: { read: false } }), /auth\.read must be one of public, authenticated, admin, owner or ownerOrAdmin \(a resource is always readable by someone: never false\)/)
   t.throws(declare({ events: ['updated'] }), /the event updated is never announced: its write is not served \(auth false\)/)
   t.throws(declare({ auth: { create: false }, events: ['created'] }), /the event created is never announced/)
   t.doesNotThrow(declare({ events: ['updated'], actions: { pin: { auth: 'owner', run: async ({ row }: { row: object }) => row } } }), 'an action announces updated')
