@@ -34,8 +34,6 @@ export const posts = defineResource({
     comments: { hasMany: 'comment', key: 'post_id', route: false }
   },
   auth: { read: 'authenticated', create: 'authenticated', update: 'ownerOrAdmin', delete: 'ownerOrAdmin' },
-  // `PATCH {}` answers the post as it is, its `updated_at` unmoved.
-  emptyPatch: 'unchanged',
   events: ['created'],
   hooks: {
     beforeUpdate ({ values }) { return Object.keys(values).length === 0 ? values : touched(values) }

@@ -21,7 +21,6 @@ export const products = defineResource({
   },
   search: ['name', 'description'],
   auth: { read: 'public', create: 'admin', update: 'admin', delete: 'admin' },
-  emptyPatch: 'unchanged',
   hooks: {
     beforeCreate ({ values }) { checkPrice(values) },
     beforeUpdate ({ values }) { checkPrice(values) },

@@ -18,8 +18,6 @@ export const profiles = defineResource({
   owner: 'user_id',
   writable: ['bio', 'avatar_url', 'location'],
   auth: { read: 'authenticated', update: 'ownerOrAdmin' },
-  // `PATCH {}` answers the profile as it is, its `updated_at` unmoved.
-  emptyPatch: 'unchanged',
   hooks: {
     // The same expression as the posts' (db/posts.ts): `updated_at` moves with every change.
     beforeUpdate ({ values }) { return Object.keys(values).length === 0 ? values : touched(values) }

@@ -262,7 +262,12 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
   filters?: ReadonlyArray<Field<R>> | Readonly<Record<string, FilterDeclaration<Field<R>>>>
   /** Text fields `q=` searches (give them a trigram index in the migration). */
   search?: ReadonlyArray<Field<R>>
-  /** What `PATCH {}` (and an empty GraphQL update) does: `refused` (400) or `unchanged` (the row as it is). Default: `refused`. */
+  /**
+   * What `PATCH {}` (and an empty GraphQL update) does: `unchanged`, the row as it is, after the rules
+   * of any update (the owner check on the locked row, `If-Match`, the update hooks with no values;
+   * `updated` announced), or `refused`, a 400. Default: `unchanged`.
+   * @example 'refused'
+   */
   emptyPatch?: 'refused' | 'unchanged'
   /**
    * Under an owner read rule, what a single read of another owner's row answers: `hidden`, a 404 as
@@ -625,7 +630,7 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
         ? Type.Object(createProperties, { additionalProperties: false })
         : { ...declaration.create.input, additionalProperties: declaration.create.input.additionalProperties ?? false } as TObject,
       replace: Type.Object(replaceProperties, { additionalProperties: false }),
-      patch: Type.Object(patchProperties, { additionalProperties: false, ...declaration.emptyPatch === 'unchanged' ? {} : { minProperties: 1 } })
+      patch: Type.Object(patchProperties, { additionalProperties: false, ...declaration.emptyPatch === 'refused' ? { minProperties: 1 } : {} })
     }
   })
 }

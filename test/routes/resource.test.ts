@@ -13,7 +13,8 @@ const topics = defineResource({
   generated: ['id'],
   writable: ['name'],
   relations: { memos: { hasMany: 'memo', key: 'topic_id', route: false } },
-  auth: { create: 'admin' }
+  auth: { create: 'admin' },
+  emptyPatch: 'refused'
 })
 
 const memos = defineResource({
@@ -79,6 +80,21 @@ t.test('ownerOnCreate: a create names its owner as the declaration allows, in bo
   t.same(errorCodes(await graphql(app, `mutation { createMemo(input: {text: "x", writerId: "${bob.id}"}) { id } }`, { headers: ann.headers })), ['FORBIDDEN'])
   const badId = await graphql(app, 'mutation { createMemo(input: {text: "x", writerId: "abc"}) { id } }', { headers: ann.headers })
   t.match(badId.errors, [{ extensions: { code: 'BAD_USER_INPUT', field: 'writerId' } }])
+})
+
+t.test('an empty PATCH answers the row unchanged by default, in both styles; emptyPatch: refused keeps the 400 (issue 38)', async (t) => {
+  const { app, ann, bob, admin, asAnn, asAdmin } = await setUp(t)
+  const memo = body<{ id: number }>(await asAnn('POST', '/memos', { text: 'as it was' }))
+  const empty = await asAnn('PATCH', `/memos/${memo.id}`, {})
+  t.same([empty.statusCode, body(empty)], [200, memo], 'the row as it is (before: a 400)')
+  t.equal((await apiClient(app, bob.headers)('PATCH', `/memos/${memo.id}`, {})).statusCode, 403, 'after the rules of any change')
+  const updated = await graphql(app, `mutation { updateMemo(id: "${memo.id}", input: {}) { id text } }`, { headers: ann.headers })
+  t.same([updated.data, updated.errors], [{ updateMemo: { id: String(memo.id), text: 'as it was' } }, undefined], 'GraphQL alike')
+
+  const topic = body<{ id: number }>(await asAdmin('POST', '/topics', { name: 'news' }))
+  const refused = await asAdmin('PATCH', `/topics/${topic.id}`, {})
+  t.same([refused.statusCode, body(refused)], [400, { error: 'body must NOT have fewer than 1 properties' }], 'refused, as it asks')
+  t.same(errorCodes(await graphql(app, `mutation { updateTopic(id: "${topic.id}", input: {}) { name } }`, { headers: admin })), ['BAD_USER_INPUT'])
 })
 
 t.test('required, route: false, and events named after the resource', async (t) => {

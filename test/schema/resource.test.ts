@@ -53,9 +53,10 @@ t.test('filters by name: ranges, positive, and their query parameters', async (t
   t.same(defineResource({ ...book, filters: ['title'] }).filters, [{ name: 'title', field: 'title', op: '=' }], 'a list of fields is equality filters')
 })
 
-t.test('emptyPatch: refused by default, or the row unchanged', async (t) => {
-  t.equal(validated(defineResource(book).schemas.patch, {}), '')
+t.test('emptyPatch: the row unchanged by default, or refused', async (t) => {
+  t.same(validated(defineResource(book).schemas.patch, {}), {})
   t.same(validated(defineResource({ ...book, emptyPatch: 'unchanged' }).schemas.patch, {}), {})
+  t.equal(validated(defineResource({ ...book, emptyPatch: 'refused' }).schemas.patch, {}), '')
 })
 
 t.test('a mistaken filter or option fails at start, naming the mistake', async (t) => {
