@@ -72,7 +72,7 @@ const usersRoutes: FastifyPluginAsync<UsersRoutesOptions> = async (fastify, opti
     return sendEntity(request, reply, shownRow(userFieldRules, request.user, user))
   })
 
-  for (const related of added.filter(({ relation }) => relation.list)) {
+  for (const related of added.filter(({ relation }) => relation.list && relation.route !== false)) {
     relatedListRoute(app, {
       plural: 'users',
       parentName: 'user',

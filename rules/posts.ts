@@ -31,7 +31,7 @@ export const posts = defineResource({
   relations: {
     author: { belongsTo: 'user', key: 'author_id', required: true },
     // `GET /posts/{id}/comments` is the comments' own list (they live under their post: rules/comments.ts).
-    comments: { hasMany: 'comment', key: 'post_id', route: false }
+    comments: { hasMany: 'comment', key: 'post_id' }
   },
   auth: { read: 'authenticated', create: 'authenticated', update: 'ownerOrAdmin', delete: 'ownerOrAdmin' },
   events: ['created'],

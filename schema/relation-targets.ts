@@ -74,6 +74,16 @@ function checkReadable (target: RelationTarget, where: string): void {
   if (target.read === 'admin') throw new Error(`${where}: a target whose reads are admin-only cannot be embedded yet`)
 }
 
+/**
+ * Whether the rows of `child` live `under` the resource named `parent` by `key`, at the path a list
+ * relation `name` of the parent would take (`/posts/{id}/comments`): the child's own list serves it,
+ * so that relation has no route of its own (two would be one path twice, which Fastify refuses).
+ */
+function livesUnder (child: Resource | undefined, parent: string, key: string, name: string): boolean {
+  const under = child?.under
+  return under !== undefined && under.target === parent && under.key === key && child?.plural === name
+}
+
 /** The relations of `resource`, their targets found among the built-in and the declared `resources`. */
 export function resolveRelations (resource: Resource, resources: readonly Resource[]): Relation[] {
   const targets = targetsOf(resources)
@@ -92,12 +102,15 @@ export function resolveRelations (resource: Resource, resources: readonly Resour
     }
     const relation: Relation = { name, kind, target, key: declared.key, list: kind === 'hasMany' || kind === 'manyToMany' }
     if ('through' in declared) Object.assign(relation, { through: declared.through, otherKey: declared.otherKey })
-    if ('required' in declared && declared.required === true) {
+    // The rows a relation lives under are always there: `under` is `required` (defineResource refuses `required: false` with it).
+    if ('belongsTo' in declared && (declared.required === true || declared.under === true)) {
       // An owner read rule may hide the row: it could not be there for every caller (nor a row live under it).
       if (target.read === 'owner' || target.read === 'ownerOrAdmin') throw new Error(`${where}: required, but ${targetName} is read by its owners only`)
       relation.required = true
     }
-    if ('route' in declared && declared.route === false) relation.route = false
+    // Said, or else derived: no route of its own where the rows that live under this one serve its path.
+    const route = (declared as { route?: boolean }).route ?? !(kind === 'hasMany' && livesUnder(target.resource, resource.name, declared.key, name))
+    if (!route) relation.route = false
     if (declared.include === false) relation.include = false
     return relation
   })
@@ -134,7 +147,9 @@ export function inverseRelations (name: string, resources: readonly Resource[]):
       if ('manyToMany' in declared) {
         added.push({ ...common, kind: 'manyToMany', key: declared.otherKey, through: declared.through, otherKey: declared.key, list: true })
       } else if ('belongsTo' in declared) {
-        added.push({ ...common, kind: 'hasMany', key: declared.key, list: true })
+        // The way back to rows that live under this resource is their own list's path: no route of its own.
+        const route = livesUnder(resource, name, declared.key, declared.inverse) ? { route: false } : {}
+        added.push({ ...common, kind: 'hasMany', key: declared.key, list: true, ...route })
       } else {
         added.push({ ...common, kind: 'belongsTo', key: declared.key, list: false })
       }

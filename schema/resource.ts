@@ -80,23 +80,30 @@ export type RelationDeclaration = (
     key: string
     /**
      * Every row has one: its key is a non-null foreign key, so GraphQL says `User!` rather than `User`.
-     * Its target may not be read by its owners only (the row could be hidden). Default: false.
+     * Its target may not be read by its owners only (the row could be hidden). Default: `under`'s
+     * value (the rows always have the row they live under), else false: a key that is never null may
+     * still name a row that is gone (no foreign key) or hidden, which GraphQL would answer with an
+     * error in place of the row that has the relation, so it is said, not guessed from the key.
      */
     required?: boolean
     /**
      * The rows live under the row they belong to: they are created at `POST /{target plural}/{id}/{plural}`
      * (the key from the path; 404 naming the target when it is not there; `POST /{plural}` is not
      * served), and `GET /{target plural}/{id}/{plural}` lists one target's rows with every list
-     * parameter. GraphQL's create input takes the key (`postId: ID!`). Needs `required`; at most
-     * one relation; the key is neither writable nor the owner, and is a foreign key of the table.
-     * Default: false.
+     * parameter. GraphQL's create input takes the key (`postId: ID!`). The relation is `required`
+     * (its key never null); at most one relation; the key is neither writable nor the owner, and is
+     * a foreign key of the table. Default: false.
      */
     under?: boolean
   }
   | {
     hasMany: string
     key: string
-    /** `false`: no `GET /{plural}/{id}/{name}` for it, when a route of your own serves that path. Default: true. */
+    /**
+     * `false`: no `GET /{plural}/{id}/{name}` for it, when a route of your own serves that path.
+     * Default: true, and false when the other resource lives `under` this one by the same key and
+     * its plural is the relation's name (a post's `comments`): its own list serves that path.
+     */
     route?: boolean
   }
   | { hasOne: string, key: string }
@@ -105,7 +112,7 @@ export type RelationDeclaration = (
     through: string
     key: string
     otherKey: string
-    /** As for `hasMany`. */
+    /** `false`: no `GET /{plural}/{id}/{name}` for it, when a route of your own serves that path. Default: true. */
     route?: boolean
   }
 ) & {
@@ -528,7 +535,9 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     const { required, under } = declared as { required?: boolean, under?: boolean }
     check(required !== true || !acceptsNull(properties[declared.key] as TSchema), declaration, `relation ${relation}: required needs a key that is never null, and ${declared.key} may be`)
     if (under === true) {
-      check(required === true, declaration, `relation ${relation}: under needs required: the rows always have the row they live under`)
+      // The rows always have the row they live under: `under` is `required` already.
+      check(required !== false, declaration, `relation ${relation}: under makes it required (the rows always have the row they live under), so required cannot be false`)
+      check(!acceptsNull(properties[declared.key] as TSchema), declaration, `relation ${relation}: under needs a key that is never null, and ${declared.key} may be`)
       check(!(declaration.writable as readonly string[]).includes(declared.key) && declared.key !== declaration.owner, declaration, `relation ${relation}: under sets ${declared.key} from the path, so it is neither writable nor the owner`)
     }
   }

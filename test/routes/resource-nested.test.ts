@@ -13,8 +13,8 @@ const boards = defineResource({
   representation: Type.Object({ id: Type.Integer(), name: Type.String({ minLength: 1 }) }),
   generated: ['id'],
   writable: ['name'],
-  // The pins serve /boards/{id}/pins themselves.
-  relations: { pins: { hasMany: 'pin', key: 'board_id', route: false } },
+  // The pins serve /boards/{id}/pins themselves, living under their board: no route of its own, unsaid.
+  relations: { pins: { hasMany: 'pin', key: 'board_id' } },
   auth: { create: 'authenticated' }
 })
 
@@ -28,7 +28,8 @@ const pins = defineResource({
   filters: ['maker_id'],
   search: ['text'],
   relations: {
-    board: { belongsTo: 'board', key: 'board_id', required: true, under: true, include: false },
+    // Required, as what the rows live under always is.
+    board: { belongsTo: 'board', key: 'board_id', under: true, include: false },
     maker: { belongsTo: 'user', key: 'maker_id', required: true }
   },
   auth: { update: false },
@@ -44,6 +45,9 @@ const migrations = {
         board_id integer not null references boards (id) on delete cascade,
         maker_id integer not null references users (id) on delete cascade,
         text text not null)`.execute(db)
+      // The last test's.
+      await sql`create table shelves (id serial primary key, name text not null)`.execute(db)
+      await sql`create table books (id serial primary key, shelf_id integer not null references shelves (id) on delete cascade, title text not null)`.execute(db)
     }
   }
 }
@@ -108,6 +112,7 @@ t.test('include: false leaves a relation out of REST\'s include=, not out of Gra
 t.test('GraphQL: the create takes the parent\'s key; events with their own subscription and required arguments', async (t) => {
   const { app, ann, asAnn, first } = await setUp(t)
   const sdl = resourceSdl([boards, pins])
+  t.match(sdl, /\n {2}board: Board!\n/, 'what the rows live under is required')
   t.match(sdl, /input CreatePinInput \{\n {2}boardId: ID!\n {2}text: String!\n\}/)
   t.match(sdl, /\n {2}pinAdded\(boardId: ID!, makerId: ID\): Pin!\n/, 'the required argument first, the equality filters after')
   t.match(sdl, /\n {2}pinDeleted\(makerId: ID\): Pin!\n/, 'an event with no options has the default subscription')
@@ -128,7 +133,10 @@ t.test('GraphQL: the create takes the parent\'s key; events with their own subsc
 t.test('mistaken uses of these options fail at start, naming the mistake', async (t) => {
   const declare = (extra: object) => () => defineResource({ ...pins.declaration, ...extra } as Parameters<typeof defineResource>[0])
   const relations = (board: object) => ({ relations: { board: { belongsTo: 'board', key: 'board_id', ...board } } })
-  t.throws(declare(relations({ under: true })), /relation board: under needs required/)
+  t.doesNotThrow(declare(relations({ under: true })), 'under is required without saying so')
+  t.throws(declare(relations({ under: true, required: false })), /relation board: under makes it required \(the rows always have the row they live under\), so required cannot be false/)
+  const nullable = Type.Object({ ...pins.representation.properties, board_id: Type.Union([Type.Integer(), Type.Null()]) })
+  t.throws(declare({ representation: nullable, ...relations({ under: true }) }), /relation board: under needs a key that is never null, and board_id may be/)
   t.throws(declare(relations({ under: 'yes', required: true })), /relations\.board\.under must be true or false/)
   t.throws(declare({ ...relations({ under: true, required: true }), writable: ['text', 'board_id'] }), /under sets board_id from the path, so it is neither writable nor the owner/)
   t.throws(declare({ relations: { board: { belongsTo: 'board', key: 'board_id', required: true, under: true }, wall: { belongsTo: 'board', key: 'board_id', required: true, under: true } } }), /only one relation may be under: board, wall/)
@@ -138,4 +146,36 @@ t.test('mistaken uses of these options fail at start, naming the mistake', async
   t.throws(declare({ events: { created: { subscription: 'pinEvent' }, deleted: { subscription: 'pinEvent' } } }), /two events are the subscription pinEvent/)
   t.throws(declare({ events: { created: { require: ['wall_id'] } } }), /event created: require names wall_id, which is not in the representation/)
   t.throws(declare({ events: { updated: {} } }), /the event updated is never announced/)
+})
+
+t.test('the way back to rows that live under a resource is their own list: an inverse named as their path takes no route of its own (issue 38)', async (t) => {
+  const shelves = defineResource({
+    name: 'shelf',
+    plural: 'shelves',
+    table: 'shelves',
+    representation: Type.Object({ id: Type.Integer(), name: Type.String({ minLength: 1 }) }),
+    generated: ['id'],
+    writable: ['name']
+  })
+  const books = defineResource({
+    name: 'book',
+    table: 'books',
+    representation: Type.Object({ id: Type.Integer(), shelf_id: Type.Integer(), title: Type.String({ minLength: 1 }) }),
+    generated: ['id'],
+    writable: ['title'],
+    sort: ['title'],
+    relations: { shelf: { belongsTo: 'shelf', key: 'shelf_id', under: true, inverse: 'books' } }
+  })
+  const app = await build(t, { resources: [shelves, books], migrations })
+  const ann = await signedIn(app, { name: 'Ann' })
+  const asAnn = apiClient(app, ann.headers)
+  const shelf = body<{ id: number }>(await asAnn('POST', '/shelves', { name: 'fiction' }))
+  t.equal((await asAnn('POST', `/shelves/${shelf.id}/books`, { title: 'Emma' })).statusCode, 201)
+  await asAnn('POST', `/shelves/${shelf.id}/books`, { title: 'Dracula' })
+  const titles = (response: Awaited<ReturnType<typeof asAnn>>) => body<{ data: Array<{ title: string }> }>(response).data.map((row) => row.title)
+  t.same(titles(await asAnn('GET', `/shelves/${shelf.id}/books?sort=title`)), ['Dracula', 'Emma'], 'the books\' own list, with its sort')
+  t.same(body(await asAnn('GET', '/shelves/999/books')), { error: 'shelf not found' })
+  t.match(body(await asAnn('GET', `/shelves/${shelf.id}?include=books`)), { books: [{ title: 'Emma' }, { title: 'Dracula' }] }, 'the inverse is included')
+  const res = await graphql(app, '{ shelves { name books { title } } }', { headers: ann.headers })
+  t.same(res.data, { shelves: [{ name: 'fiction', books: [{ title: 'Emma' }, { title: 'Dracula' }] }] }, 'and a GraphQL field')
 })
