@@ -20,6 +20,8 @@ function walk (folder) {
 
 // Builds of other versions are removed once this old: a start of another version may still be loading one.
 const STALE_MS = 60 * 60 * 1000
+/** A build's name: 16 hex digits, then `.<pid>.partial` while it is made. */
+const BUILD = /^[0-9a-f]{16}(\.\d+\.partial)?$/
 
 /** The sources' files and a name for their content. */
 function sources () {
@@ -63,7 +65,8 @@ if (!existsSync(join(out, 'server.js'))) {
   }
   for (const entry of readdirSync(builds)) {
     const path = join(builds, entry)
-    if (entry !== name && Date.now() - statSync(path).mtimeMs > STALE_MS) rmSync(path, { recursive: true, force: true })
+    // Only builds (and partial ones) of other sources: the tests keep their snapshots here too.
+    if (BUILD.test(entry) && entry !== name && Date.now() - statSync(path).mtimeMs > STALE_MS) rmSync(path, { recursive: true, force: true })
   }
 }
 
