@@ -22,7 +22,7 @@ for (const [module, message] of [
   ['test/app/fixtures/built-in-plural.mjs', /defineResource\("member"\): the path \/users is taken by a built-in resource/]
 ] as const) {
   t.test(`a module that cannot be served stops the start with one line: ${module}`, async (t) => {
-    const { code, stderr } = await spawnServer(t, { JWT_SECRET: 'a-secret-of-sixteen-chars', RESOURCES_MODULE: module, PORT: '0' }).exited
+    const { code, stderr } = await (await spawnServer(t, { JWT_SECRET: 'a-secret-of-sixteen-chars', RESOURCES_MODULE: module, PORT: '0' })).exited
     t.equal(code, 1)
     t.match(stderr, message)
     t.equal(stderr.trim().split('\n').length, 1, 'one line')

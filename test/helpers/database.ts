@@ -1,7 +1,7 @@
 // Throw-away databases for tests: embedded (PGlite from a migrated snapshot), reached through the
 // PostgreSQL wire protocol (PGlite behind pglite-socket), or fresh on the DATABASE_URL server.
 import { randomBytes } from 'node:crypto'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { cp, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
@@ -29,14 +29,13 @@ export function withDatabase (url: string, name: string): string {
 }
 
 /**
- * A temporary directory holding a migrated embedded database (the snapshot unpacked by PGlite), for
- * a server process started with `DATA_DIR`; removed when the test ends.
+ * A temporary directory holding a migrated embedded database (a copy of the snapshot's), for a
+ * server process started with `DATA_DIR`; removed when the test ends.
  */
 export async function migratedDataDir (t: Test): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'tandem-data-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
-  const engine = await embeddedEngine(dir, await migratedSnapshot())
-  await engine.close()
+  await cp((await migratedSnapshot()).dataDir, dir, { recursive: true })
   return dir
 }
 
@@ -65,7 +64,7 @@ export async function serverDatabase (t: Test, server: string, prefix = 'tandem_
 export async function throwAwayDb (t: Test, options: Omit<ConnectOptions, 'databaseUrl' | 'dataDir' | 'embeddedSnapshot'> = {}): Promise<Db> {
   const server = serverUrl()
   const db = server === undefined
-    ? await connect({ embeddedSnapshot: await migratedSnapshot() })
+    ? await connect({ embeddedSnapshot: (await migratedSnapshot()).tarball })
     : await connect({ ...options, databaseUrl: await serverDatabase(t, server), poolSize: options.poolSize ?? 10 })
   // Registered after the database's drop: tap runs teardowns last first, so the pool closes before it.
   t.teardown(() => db.destroy())
@@ -87,7 +86,7 @@ export async function wireDatabase (t: Test): Promise<string> {
     await db.destroy()
     return url
   }
-  const engine = await embeddedEngine(undefined, await migratedSnapshot())
+  const engine = await embeddedEngine(undefined, (await migratedSnapshot()).tarball)
   const socket = new PGLiteSocketServer({ db: engine, host: '127.0.0.1', port: 0, maxConnections: 8 })
   await socket.start()
   t.teardown(async () => {

@@ -34,12 +34,15 @@ export async function freePort (): Promise<number> {
 /**
  * Starts the server as `npm start` does (scripts/start.mjs: one process, so a signal reaches the
  * server itself) with this environment and nothing else from ours, and kills it when the test ends
- * if it is still running.
+ * if it is still running. Without `DATABASE_URL` or `DATA_DIR` it runs on a migrated data directory
+ * of its own (`migratedDataDir`): an empty one (`memory://`) would cost each start an initdb and
+ * the migrations, seconds of CPU, even for a start that a bad setting then stops.
  */
-export function spawnServer (t: Test, env: Record<string, string>): Spawned {
+export async function spawnServer (t: Test, env: Record<string, string>): Promise<Spawned> {
+  const database: Record<string, string> = 'DATABASE_URL' in env || 'DATA_DIR' in env ? {} : { DATA_DIR: await migratedDataDir(t) }
   const child = spawn(process.execPath, ['scripts/start.mjs'], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', TZ: 'UTC', DATA_DIR: 'memory://', LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH ?? '', TZ: 'UTC', LOG_LEVEL: 'warn', ...database, ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let stdout = ''
@@ -51,14 +54,10 @@ export function spawnServer (t: Test, env: Record<string, string>): Spawned {
   return { child, stdout: () => stdout, exited }
 }
 
-/**
- * `spawnServer` on a free port with a known JWT secret, waiting until `/health` answers. Without
- * `DATABASE_URL` or `DATA_DIR` it runs on a migrated data directory of its own (`migratedDataDir`).
- */
+/** `spawnServer` on a free port with a known JWT secret, waiting until `/health` answers. */
 export async function startServer (t: Test, env: Record<string, string>): Promise<Server> {
   const port = await freePort()
-  const database: Record<string, string> = 'DATABASE_URL' in env || 'DATA_DIR' in env ? {} : { DATA_DIR: await migratedDataDir(t) }
-  const spawned = spawnServer(t, { JWT_SECRET: SERVER_SECRET, ...database, ...env, PORT: String(port) })
+  const spawned = await spawnServer(t, { JWT_SECRET: SERVER_SECRET, ...env, PORT: String(port) })
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 90_000
   for (;;) {

@@ -23,7 +23,7 @@ const badConfigs: Array<[string, Record<string, string>, RegExp]> = [
 
 for (const [label, env, message] of badConfigs) {
   t.test(`${label} stops the process with one clear line`, async (t) => {
-    const { exited } = spawnServer(t, env)
+    const { exited } = await spawnServer(t, env)
     const { code, stderr } = await exited
     t.not(code, 0)
     const lines = stderr.trim().split('\n')
@@ -110,7 +110,7 @@ t.test('regression: ADMIN_EMAIL naming a signed-up account stopped the start nam
   first.child.kill('SIGTERM')
   t.equal((await first.exited).code, 0)
 
-  const { code, stderr } = await spawnServer(t, { DATA_DIR: dataDir, JWT_SECRET: SERVER_SECRET, PORT: '0', ADMIN_EMAIL: 'chief@example.com', ADMIN_PASSWORD: 'another-password' }).exited
+  const { code, stderr } = await (await spawnServer(t, { DATA_DIR: dataDir, JWT_SECRET: SERVER_SECRET, PORT: '0', ADMIN_EMAIL: 'chief@example.com', ADMIN_PASSWORD: 'another-password' })).exited
   t.not(code, 0)
   const lines = stderr.trim().split('\n')
   t.equal(lines.length, 1, stderr)

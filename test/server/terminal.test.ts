@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { stripVTControlCharacters } from 'node:util'
 import t, { type Test } from 'tap'
+import { migratedDataDir } from '../helpers/database.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 
@@ -99,7 +100,8 @@ interface OnTerminal {
 async function onTerminal (t: Test, command: string): Promise<OnTerminal> {
   const script = spawn('script', ['-qfc', command, '/dev/null'], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', SHELL: '/bin/sh', TZ: 'UTC', DATA_DIR: 'memory://', PORT: '0', JWT_SECRET: 'a-secret-of-sixteen-chars' },
+    // A migrated data directory: an empty one would cost an initdb and the migrations.
+    env: { PATH: process.env.PATH ?? '', SHELL: '/bin/sh', TZ: 'UTC', DATA_DIR: await migratedDataDir(t), PORT: '0', JWT_SECRET: 'a-secret-of-sixteen-chars' },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   const pids = new Set<number>()
