@@ -5,7 +5,7 @@ import { apiEntryPoint, serverNodeFlags } from '../../bench/servers.js'
 
 t.test('the benchmarked server gets the V8 flags of npm start, from package.json alone', async (t) => {
   const flags = serverNodeFlags()
-  t.same(flags, ['--heap-growing-percent=75', '--no-allocation-site-pretenuring'])
+  t.same(flags, ['--heap-growing-percent=75', '--no-allocation-site-pretenuring', '--liftoff-only'])
   const entry = await apiEntryPoint(false, () => {})
   t.same(entry.slice(0, flags.length), flags, 'they come first, before the entry point')
   t.notOk(entry.includes('--import') && entry.indexOf('--import') < flags.length, '--import is not taken for a V8 flag')
