@@ -1,6 +1,7 @@
 // RESOURCES_MODULE: the server serves a host's resources from a module, with no host application.
 import t from 'tap'
 import { build } from '../helpers/app.js'
+import { migratedDataDir } from '../helpers/database.js'
 import { spawnServer, startServer } from '../helpers/processes.js'
 
 t.test('a module\'s declarations and migrations are served in both styles', async (t) => {
@@ -22,7 +23,8 @@ for (const [module, message] of [
   ['test/app/fixtures/built-in-plural.mjs', /defineResource\("member"\): the path \/users is taken by a built-in resource/]
 ] as const) {
   t.test(`a module that cannot be served stops the start with one line: ${module}`, async (t) => {
-    const { code, stderr } = await (await spawnServer(t, { JWT_SECRET: 'a-secret-of-sixteen-chars', RESOURCES_MODULE: module, PORT: '0' })).exited
+    // The module is loaded once the database is open: a migrated one spares each start an initdb.
+    const { code, stderr } = await spawnServer(t, { JWT_SECRET: 'a-secret-of-sixteen-chars', RESOURCES_MODULE: module, PORT: '0', DATA_DIR: await migratedDataDir(t) }).exited
     t.equal(code, 1)
     t.match(stderr, message)
     t.equal(stderr.trim().split('\n').length, 1, 'one line')

@@ -7,7 +7,9 @@ import { build, TEST_SECRET } from '../helpers/app.js'
 import { migratedDataDir } from '../helpers/database.js'
 import { SERVER_SECRET, spawnServer, startServer } from '../helpers/processes.js'
 
-const badConfigs: Array<[string, Record<string, string>, RegExp]> = [
+// The last, when true: the start gets as far as opening the database, which is then a migrated one
+// (memory:// would cost it an initdb and the migrations).
+const badConfigs: Array<[string, Record<string, string>, RegExp, opensDatabase?: true]> = [
   ['an unparsable number', { RATE_LIMIT_MAX: 'lots' }, /RATE_LIMIT_MAX must be integer/],
   ['a port out of range', { PORT: '70000' }, /PORT must be <= 65535/],
   ['production without a secret', { NODE_ENV: 'production' }, /JWT_SECRET is required when NODE_ENV is production/],
@@ -18,12 +20,12 @@ const badConfigs: Array<[string, Record<string, string>, RegExp]> = [
   ['a proxy trusted for every hop', { TRUST_PROXY: 'true' }, /TRUST_PROXY true is refused: .*left-most is the client's own/],
   ['an unreachable database', { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere' }, /cannot start/],
   // Found by a plugin as the application starts, long after the environment was read.
-  ['an unreachable Redis', { REDIS_URL: 'redis://127.0.0.1:1' }, /^tandem: cannot start: cannot connect to Redis \(REDIS_URL\)/]
+  ['an unreachable Redis', { REDIS_URL: 'redis://127.0.0.1:1' }, /^tandem: cannot start: cannot connect to Redis \(REDIS_URL\)/, true]
 ]
 
-for (const [label, env, message] of badConfigs) {
+for (const [label, env, message, opensDatabase] of badConfigs) {
   t.test(`${label} stops the process with one clear line`, async (t) => {
-    const { exited } = await spawnServer(t, env)
+    const { exited } = spawnServer(t, { ...env, ...(opensDatabase === true ? { DATA_DIR: await migratedDataDir(t) } : {}) })
     const { code, stderr } = await exited
     t.not(code, 0)
     const lines = stderr.trim().split('\n')
@@ -110,7 +112,7 @@ t.test('regression: ADMIN_EMAIL naming a signed-up account stopped the start nam
   first.child.kill('SIGTERM')
   t.equal((await first.exited).code, 0)
 
-  const { code, stderr } = await (await spawnServer(t, { DATA_DIR: dataDir, JWT_SECRET: SERVER_SECRET, PORT: '0', ADMIN_EMAIL: 'chief@example.com', ADMIN_PASSWORD: 'another-password' })).exited
+  const { code, stderr } = await spawnServer(t, { DATA_DIR: dataDir, JWT_SECRET: SERVER_SECRET, PORT: '0', ADMIN_EMAIL: 'chief@example.com', ADMIN_PASSWORD: 'another-password' }).exited
   t.not(code, 0)
   const lines = stderr.trim().split('\n')
   t.equal(lines.length, 1, stderr)

@@ -98,7 +98,8 @@ interface OnTerminal {
  * waits until the server listens, and kills every process of it when the test ends, whatever happened.
  */
 async function onTerminal (t: Test, command: string): Promise<OnTerminal> {
-  const script = spawn('script', ['-qfc', command, '/dev/null'], {
+  // Without the module loader that tap's process tracking adds to every child's NODE_OPTIONS (see spawnServer).
+  const script = spawn('script', ['-qfc', `unset NODE_OPTIONS; ${command}`, '/dev/null'], {
     cwd: root,
     // A migrated data directory: an empty one would cost an initdb and the migrations.
     env: { PATH: process.env.PATH ?? '', SHELL: '/bin/sh', TZ: 'UTC', DATA_DIR: await migratedDataDir(t), PORT: '0', JWT_SECRET: 'a-secret-of-sixteen-chars' },
