@@ -53,7 +53,13 @@ export function spawnServer (t: Test, env: Record<string, string>): Spawned {
   child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
   child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
   const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null, stderr }))
-  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
+  // Waited for: the data directory's teardown (registered before, so run after) then removes it whole,
+  // where a server still writing as it died had left its files behind.
+  t.teardown(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    child.kill('SIGKILL')
+    await exited
+  })
   return { child, stdout: () => stdout, exited }
 }
 
