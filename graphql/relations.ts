@@ -98,6 +98,10 @@ function hasPerResponseKey (plan: Plan): boolean {
   return plan.some((fetch) => fetch.perResponseKey || hasPerResponseKey(fetch.below))
 }
 
+function hasLoaded (plan: Plan): boolean {
+  return plan.some((fetch) => fetch.loaded.length > 0 || hasLoaded(fetch.below))
+}
+
 function needsCaller (plan: Plan): boolean {
   return plan.some((fetch) => fetch.relation.needsCaller || needsCaller(fetch.below))
 }
@@ -313,7 +317,8 @@ export function relationPlanner (types: PlannedTypes): RelationPlanner {
     const viewer = needsCaller(plan) ? await caller() : undefined
     if (hasPerResponseKey(plan)) await run(db, plan, rows, viewer)
     else await runAsOne(db, plan, rows, viewer)
-    await loadFields(db, plan, rows)
+    // Walking every row below a level costs: only a plan that selects a loaded field does it.
+    if (hasLoaded(plan)) await loadFields(db, plan, rows)
   }
 
   /** Where a field's answer holds rows of a planned type: the fields to follow (`edges`, `node`) and who asks. */
