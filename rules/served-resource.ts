@@ -7,7 +7,7 @@ import type { TSchema } from '@sinclair/typebox'
 import { cursorAfterId, type ListPage, type ListParams, type Row } from '../db/pagination.js'
 import { OWNER_FILTER, PARENT_FILTER, resourceData, rowExists, type ResourceData } from '../db/resource.js'
 import type { AccessUser } from '../plugins/auth.js'
-import { forbidden, notFound, unauthenticated } from '../schema/errors.js'
+import { badRequest, forbidden, notFound, unauthenticated } from '../schema/errors.js'
 import { servedRelations } from '../schema/relation-targets.js'
 import type { AccessRule, Resource } from '../schema/resource.js'
 import { mayMatchField, narrowFilters, shownRow, shownRows, withOwnerColumn } from './field-rules.js'
@@ -111,6 +111,12 @@ function sameValue (actual: unknown, wanted: unknown): boolean {
 /** The served resource of a declaration, its row typed from the representation. */
 export type ServedResourceOf<T> = T extends Resource<infer S extends TObject> ? ServedResource<Static<S> & object> : never
 
+/** An id from a host's code as a transport's schema would have it: a positive safe integer, else the 400 naming it (never a database error). */
+function checkedId (id: unknown, field = 'id'): number {
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) throw badRequest(`${field} must be a positive integer id`, field)
+  return id
+}
+
 /** Refuses `caller` unless `rule` admits them before the row is looked at: 401 without a user, 403 for a non-admin under `admin`. */
 export function admitted (rule: AccessRule | false | undefined, caller: Caller, what: string): void {
   // A write the declaration does not offer is refused to everyone, whoever calls.
@@ -171,6 +177,8 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
     async list (caller, query = {}, options = {}) {
       admitted(auth.read, caller, `read of ${name}`)
       if (options.owner !== undefined && ownerColumn === undefined) throw new Error(`${name} has no owner to list the rows of`)
+      if (options.parent !== undefined) checkedId(options.parent, 'parent')
+      if (options.owner !== undefined) checkedId(options.owner, 'owner')
       const filters = filtersOf(caller, query, options.parent, options.owner)
       const read = withOwnerColumn(rules, query.fields, key)
       const context = { secret: app.tandemConfig.jwtSecret, filters }
@@ -196,6 +204,7 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
     },
     async get (caller, id, options = {}) {
       admitted(auth.read, caller, `read of ${name}`)
+      checkedId(id)
       const owner = readableOwner(resource, caller)
       const read = withOwnerColumn(rules, options.fields, key)
       const row = await data.find(app.db, id, read.fields, owner)
@@ -210,18 +219,19 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
     },
     async readable (caller, id) {
       admitted(auth.read, caller, `read of ${name}`)
-      return await data.find(app.db, id, key, readableOwner(resource, caller)) !== undefined
+      return await data.find(app.db, checkedId(id), key, readableOwner(resource, caller)) !== undefined
     },
     async create (caller, body, options = {}) {
       admitted(auth.create, caller, `create of ${name}`)
       // Whoever calls, a body is the declaration's: checked here too, never written as it came.
+      if (options.parent !== undefined) checkedId(options.parent, 'parent')
       const row = await writes.create(options.db ?? app.db, caller, checkInput(resource.schemas.create, body), environment(options), options.parent)
       afterCommitOf(options)(() => { announce(app, resource, 'created', row) })
       return row
     },
     async update (caller, id, values, options = {}) {
       admitted(auth.update, caller, `change of ${name}`)
-      const row = await writes.update(options.db ?? app.db, id, caller, checkInput(resource.schemas.patch, values), shownCheck(caller, options.check), environment(options))
+      const row = await writes.update(options.db ?? app.db, checkedId(id), caller, checkInput(resource.schemas.patch, values), shownCheck(caller, options.check), environment(options))
       if (row === undefined) return undefined
       afterCommitOf(options)(() => { announce(app, resource, 'updated', row) })
       return shownRow(rules, caller, row)
@@ -233,7 +243,7 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
     async remove (caller, id, options = {}) {
       admitted(auth.delete, caller, `deletion of ${name}`)
       const db = options.db ?? app.db
-      const row = await writes.remove(typeof db === 'function' ? await db() : db, id, caller, shownCheck(caller, options.check), environment(options))
+      const row = await writes.remove(typeof db === 'function' ? await db() : db, checkedId(id), caller, shownCheck(caller, options.check), environment(options))
       if (row === undefined) return undefined
       afterCommitOf(options)(() => { announce(app, resource, 'deleted', row) })
       return row
@@ -248,7 +258,7 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
       admitted(declared.auth, caller, `${action} of ${name}`)
       const db = options.db ?? app.db
       const checked = checkInput<Record<string, unknown>>(actionInputs.get(action) as TSchema, input)
-      const row = await writes.act(typeof db === 'function' ? await db() : db, action, id, caller, checked, shownCheck(caller, options.check), environment(options))
+      const row = await writes.act(typeof db === 'function' ? await db() : db, action, checkedId(id), caller, checked, shownCheck(caller, options.check), environment(options))
       if (row === undefined) return undefined
       afterCommitOf(options)(() => { announce(app, resource, 'updated', row) })
       return shownRow(rules, caller, row)

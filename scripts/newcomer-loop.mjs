@@ -138,7 +138,7 @@ async function timedStart () {
   }
 }
 
-/** tap's last summary line, `# { total: T, pass: P, fail: F, skip: S }`, as numbers. */
+/** tap's last summary line, `# { total: T, pass: P, fail: F, skip: S, todo: T }`, as numbers (`todo`: tap's own count of tests marked todo). */
 function tapSummary (log) {
   const line = log.replace(/\r/g, '').split('\n').filter((l) => /^# \{ *total: *\d+/.test(l)).at(-1)
   if (line === undefined) return undefined

@@ -165,3 +165,17 @@ t.test('the rows of one owner: an owner read rule admits only the caller\'s own,
   await notes_.create(asAnn, { title: 'a' })
   t.same((await notes_.list(asBob, {}, { owner: ann.id })).data.map(({ title }) => title), ['a'], 'a resource every signed-in user reads lists anyone\'s')
 })
+
+t.test('an id from a host\'s code that is not a positive integer is the contract\'s 400, never a database error', async (t) => {
+  const { app, asAnn } = await setUp(t)
+  const served = app.tandemResources(notes)
+  const note = await served.create(asAnn, { title: 'a' })
+  for (const id of [Number.NaN, -1, 0, 1.5, Number.MAX_SAFE_INTEGER + 2]) {
+    t.equal(await refusal(served.get(asAnn, id)), 'TANDEM_ERR_BAD_REQUEST', `get ${id}`)
+    t.equal(await refusal(served.update(asAnn, id, { title: 'b' })), 'TANDEM_ERR_BAD_REQUEST', `update ${id}`)
+    t.equal(await refusal(served.remove(asAnn, id)), 'TANDEM_ERR_BAD_REQUEST', `remove ${id}`)
+    t.equal(await refusal(served.act(asAnn, 'pin', id)), 'TANDEM_ERR_BAD_REQUEST', `act ${id}`)
+    t.equal(await refusal(served.list(asAnn, {}, { owner: id })), 'TANDEM_ERR_BAD_REQUEST', `list of owner ${id}`)
+  }
+  t.equal((await served.get(asAnn, note.id))?.title, 'a', 'a good id still reads')
+})
