@@ -130,7 +130,7 @@ async function importHost (dir: string, file: string): Promise<(options: Record<
 }
 
 /** Every copy of Fastify installed under `dir`, as `node_modules/…/fastify@version`. */
-function fastifyCopies (dir: string, modules = 'node_modules'): string[] {
+function copiesOf (name: string, dir: string, modules = 'node_modules'): string[] {
   let entries: string[]
   try {
     entries = readdirSync(join(dir, modules))
@@ -139,10 +139,10 @@ function fastifyCopies (dir: string, modules = 'node_modules'): string[] {
   }
   return entries
     .flatMap((entry) => entry.startsWith('@') ? readdirSync(join(dir, modules, entry)).map((name) => `${entry}/${name}`) : [entry])
-    .flatMap((name) => {
-      const path = `${modules}/${name}`
-      const own = name === 'fastify' ? [`${path}@${(JSON.parse(readFileSync(join(dir, path, 'package.json'), 'utf8')) as { version: string }).version}`] : []
-      return [...own, ...fastifyCopies(dir, `${path}/node_modules`)]
+    .flatMap((entry) => {
+      const path = `${modules}/${entry}`
+      const own = entry === name ? [`${path}@${(JSON.parse(readFileSync(join(dir, path, 'package.json'), 'utf8')) as { version: string }).version}`] : []
+      return [...own, ...copiesOf(name, dir, `${path}/node_modules`)]
     })
 }
 
@@ -438,8 +438,21 @@ if ('failed' in packed || bare === undefined || full === undefined) {
   })
 
   t.test('a host installs one Fastify, its own: fastify is a peer dependency', async (t) => {
-    t.same(fastifyCopies(bare.dir).map((copy) => copy.replace(/@.*$/, '')), ['node_modules/fastify'], 'the latest allowed, installed for the host')
-    t.same(fastifyCopies(full.dir), [`node_modules/fastify@${oldestFastify}`], 'the oldest allowed, as the host asked')
+    t.same(copiesOf('fastify', bare.dir).map((copy) => copy.replace(/@.*$/, '')), ['node_modules/fastify'], 'the latest allowed, installed for the host')
+    t.same(copiesOf('fastify', full.dir), [`node_modules/fastify@${oldestFastify}`], 'the oldest allowed, as the host asked')
+  })
+
+  // Regression: kysely-pglite-dialect accepts any Kysely, so npm on a Node the newest Kysely supports
+  // installed that one for the host and Tandem's own beneath it; the host's migrations and hooks were
+  // then typed against a Kysely that Tandem does not run (the examples did not compile).
+  t.test('a host installs one Kysely, the one Tandem runs: kysely is a peer dependency', async (t) => {
+    // `^0.28.18` allows 0.28.x only.
+    const series = (manifest.peerDependencies.kysely ?? '').replace(/^\^(\d+\.\d+)\..*$/, '$1')
+    for (const host of [bare, full]) {
+      const copies = copiesOf('kysely', host.dir)
+      t.equal(copies.length, 1, copies.join(', '))
+      t.equal(copies[0]?.replace(/\.\d+$/, ''), `node_modules/kysely@${series}`)
+    }
   })
 
   t.test(`regression: a host on Fastify ${oldestFastify} (the oldest allowed) type-checks app.register(tandem, …), app.db and the README snippet`, async (t) => {
