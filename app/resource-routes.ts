@@ -7,6 +7,7 @@ import { builtInResources, servedResources } from '../rules/built-in-resources.j
 import { comments } from '../rules/comments.js'
 import { products } from '../rules/products.js'
 import { profiles } from '../rules/profiles.js'
+import { users } from '../rules/users.js'
 import { restScope } from './rest.js'
 
 /** Options of each resource's routes plugin; the path prefix is Fastify's own `prefix`. */
@@ -45,18 +46,13 @@ function mountable (name: string, resource: FastifyPluginAsync<{ resources?: rea
   return fp(plugin, { name, fastify: '5.x', encapsulate: true, dependencies: ['tandem-database', 'tandem-auth'] })
 }
 
-// The users' routes know the built-in declared resources, as `tandem` serves them: the profiles'
-// declaration adds `include=profile`.
-const usersWithBuiltIns: FastifyPluginAsync<{ resources?: readonly Resource[] }> = async (scope, options) => {
-  await scope.register(routes.usersRoutes, { resources: servedResources(options.resources) })
-}
-
 /**
- * `POST /users` (sign-up), `GET /users`, `GET/PUT/PATCH/DELETE /users/:id`.
+ * `POST /users` (sign-up), `GET /users`, `GET/PUT/PATCH/DELETE /users/:id`: the routes of the users'
+ * declaration (rules/users.ts), with the relations declared resources add to users.
  * @example
  * await app.register(usersRoutes, { prefix: '/api/v1' })
  */
-export const usersRoutes = mountable('tandem-users-routes', usersWithBuiltIns)
+export const usersRoutes = mountable('tandem-users-routes', withInverses(users))
 
 /**
  * `POST /auth/login`, `POST /auth/logout`, e-mail verification and password resets. With Tandem's

@@ -10,7 +10,6 @@ import { listRows, OWNER_FILTER, paginate, parseFields, READABLE_SEARCH, selectC
 import { EMBEDDED_LIMIT, linkedRows, linkOf } from './relations.js'
 import { searchFilter, searchedText } from './search.js'
 import { inTransaction } from './transaction.js'
-import { userList, userSearchFields } from './users.js'
 
 export { OWNER_FILTER } from './pagination.js'
 
@@ -246,11 +245,6 @@ export async function rowExists (db: Db, table: string, id: number): Promise<boo
   return (await untyped(db).selectFrom(table).select('id').where('id', '=', id).executeTakeFirst()) !== undefined
 }
 
-// The list specs of the built-in resources written by hand, for relations that reach them.
-const builtInLists: Readonly<Record<string, ListSpec>> = { user: userList }
-// …and the fields their `q` searches.
-const builtInSearch: Readonly<Record<string, readonly string[]>> = { user: userSearchFields }
-
 /** The filter that narrows a related list to one parent's rows; not a query parameter. */
 export const PARENT_FILTER = '$parent'
 
@@ -271,9 +265,9 @@ export interface RelationData {
 /** The statements of one relation, made once (their compiled forms are kept per list spec). */
 export function relationData (relation: Relation): RelationData {
   const { target } = relation
-  const base = target.resource === undefined ? builtInLists[target.name] : resourceData(target.resource).list
-  // A built-in declared resource (post) is read through its declaration, which must be among those served.
-  if (base === undefined) throw new Error(`relation ${relation.name}: ${target.name} is declared; pass its declaration with the resources`)
+  // Every target is read through its declaration, which must be among those served.
+  if (target.resource === undefined) throw new Error(`relation ${relation.name}: ${target.name} is declared; pass its declaration with the resources`)
+  const base = resourceData(target.resource).list
   const columns = base.columns
   const parent: Filter = relation.kind === 'manyToMany'
     ? { where: (query, id) => query.where(sql<boolean>`${sql.ref(`${target.table}.id`)} in (select ${sql.ref(`tandem_link.${relation.otherKey as string}`)} from ${sql.table(relation.through as string)} as tandem_link where ${sql.ref(`tandem_link.${relation.key}`)} = ${id})`) }
@@ -282,7 +276,7 @@ export function relationData (relation: Relation): RelationData {
   const owner = rule === 'owner' || rule === 'ownerOrAdmin' ? target.resource?.declaration.owner : undefined
   const declared = target.resource
   const load = declared === undefined || declared.loaded.length === 0 ? undefined : async (db: Db, rows: readonly Row[]) => loadFields(declared, db, rows)
-  const search = declared === undefined ? builtInSearch[target.name] ?? [] : declared.declaration.search ?? []
+  const search = declared?.declaration.search ?? []
   return { relation, columns, list: { ...base, filters: { ...base.filters, [PARENT_FILTER]: parent } }, search, ...owner === undefined ? {} : { owner }, ...load === undefined ? {} : { load } }
 }
 

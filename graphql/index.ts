@@ -281,7 +281,7 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     }
     await scope.register(mercurius, {
       schema,
-      resolvers: mergedResolvers(resolvers(planner), declaredResolvers(served, (resource) => servedResourceOf(app, resource, served), answers)) as never,
+      resolvers: mergedResolvers(resolvers(), declaredResolvers(served, (resource) => servedResourceOf(app, resource, served), answers)) as never,
       path: GRAPHQL_PATH,
       ...(tracing === undefined ? {} : { additionalRouteOptions: tracing.routeOptions }),
       graphiql: false,

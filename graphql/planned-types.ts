@@ -1,15 +1,13 @@
 // The GraphQL types whose relations the planner (./relations.ts) loads: every served declared
-// resource, built-in or a host's, and the hand-written users. Each is read from its declaration —
+// resource, built-in or a host's. Each is read from its declaration —
 // its columns and their GraphQL names, its field rules, its loaded fields, and its relations (the
 // ones it declares and the inverses others declare on it) as links the data layer follows — so
 // that one engine loads any relation at any depth, with each target's read rule.
 import { linkOf, type Link } from '../db/relations.js'
-import { userList } from '../db/users.js'
 import type { Relation as DeclaredRelation } from '../schema/relation-targets.js'
-import { inverseRelations, servedRelations } from '../schema/relation-targets.js'
+import { servedRelations } from '../schema/relation-targets.js'
 import type { FieldRules, Resource } from '../schema/resource.js'
 import { camelCase, targetTypeOf } from '../schema/resource-sdl.js'
-import { userFieldRules } from '../schema/users.js'
 
 /** A relation field of a planned type: the type it reaches, how, and the read rule of its target. */
 export interface PlannedRelation {
@@ -71,16 +69,11 @@ const capitalized = (name: string): string => name.charAt(0).toUpperCase() + nam
 
 /**
  * The planned types of an application serving `resources` (every declared one, built-ins included):
- * `User`, with its posts and the relations declared resources add to it through `inverse`
- * (`User.profile`, `User.labels`), and each declared resource's type with its served relations.
+ * each declared resource's type with its served relations (those it declares, and those others add to
+ * it through `inverse`: `User.profile`, `User.labels`).
  */
 export function plannedTypes (resources: readonly Resource[]): PlannedTypes {
   const types = new Map<string, PlannedType>()
-  const userRelations = new Map<string, PlannedRelation>([
-    ['posts', { type: 'Post', link: { table: 'posts', key: 'author_id', by: 'id', list: true }, needsCaller: true }],
-    ...inverseRelations('user', resources).map((relation) => [relation.name, plannedRelation(relation)] as const)
-  ])
-  types.set('User', typeOf('User', userList.columns, userFieldRules, userRelations))
   for (const resource of resources) {
     const relations = new Map(servedRelations(resource, resources).map((relation) => [relation.name, plannedRelation(relation)]))
     types.set(capitalized(resource.name), typeOf(capitalized(resource.name), resource.columns, resource.fieldRules, relations, resource))

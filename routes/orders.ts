@@ -15,9 +15,9 @@ import { declaredRoutes } from './resource.js'
  * would be served to any signed-in caller (narrowed to their own orders, so empty) and would add
  * `include=orders` to users, which the contract does not have.
  */
-export const userOrdersRoutes: FastifyPluginAsync = async (app) => {
+export const userOrdersRoutes: FastifyPluginAsync<OrdersRoutesOptions> = async (app, options) => {
   requireAuth(app)
-  ownerListRoute(app, { resource: orders, resources: [orders], ownerPlural: 'users', auth: 'selfOrAdmin', summary: 'List a user\'s orders' })
+  ownerListRoute(app, { resource: orders, resources: servedResources(options.resources), ownerPlural: 'users', auth: 'selfOrAdmin', summary: 'List a user\'s orders' })
 }
 
 /** Options of the orders routes. */
@@ -32,7 +32,7 @@ export interface OrdersRoutesOptions {
  */
 const ordersRoutes: FastifyPluginAsync<OrdersRoutesOptions> = async (app, options) => {
   await app.register(declaredRoutes(orders, servedResources(options.resources)))
-  await app.register(userOrdersRoutes)
+  await app.register(userOrdersRoutes, { resources: options.resources })
 }
 
 export default ordersRoutes

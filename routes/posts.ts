@@ -21,7 +21,7 @@ export interface PostsRoutesOptions {
  */
 export const userPostsRoutes: FastifyPluginAsync<PostsRoutesOptions> = async (app, options) => {
   requireAuth(app)
-  ownerListRoute(app, { resource: posts, resources: options.resources ?? [posts], ownerPlural: 'users', auth: 'authenticated', summary: 'List the posts of a user' })
+  ownerListRoute(app, { resource: posts, resources: servedResources(options.resources), ownerPlural: 'users', auth: 'authenticated', summary: 'List the posts of a user' })
 }
 
 /**

@@ -7,12 +7,13 @@ import { orders } from './orders.js'
 import { posts } from './posts.js'
 import { products } from './products.js'
 import { profiles } from './profiles.js'
+import { users } from './users.js'
 
 /** Tandem's own declared resources, served before any host's. */
-export const builtInResources: readonly Resource[] = [products, posts, profiles, comments, orders]
+export const builtInResources: readonly Resource[] = [users, products, posts, profiles, comments, orders]
 
-// The paths of the built-in resources still written by hand (their names are refused by defineResource).
-const HAND_WRITTEN_PATHS = ['users', 'auth']
+// The paths of Tandem's routes that are not a resource's: sign-in and the one-time tokens.
+const HAND_WRITTEN_PATHS = ['auth']
 
 /**
  * The built-in declared resources followed by the host's `resources`: what REST and GraphQL serve.
@@ -21,7 +22,8 @@ const HAND_WRITTEN_PATHS = ['users', 'auth']
  */
 export function servedResources (resources: readonly Resource[] = []): readonly Resource[] {
   const served: Resource[] = []
-  for (const resource of [...builtInResources, ...resources]) {
+  // Lists that hold the built-ins already (what this returned) are served as they are.
+  for (const resource of [...builtInResources, ...resources.filter((resource) => !builtInResources.includes(resource))]) {
     if (HAND_WRITTEN_PATHS.includes(resource.plural)) throw new Error(`defineResource(${JSON.stringify(resource.name)}): the path /${resource.plural} is taken by a built-in resource`)
     const taken = served.find((before) => before.name === resource.name || before.plural === resource.plural)
     if (taken !== undefined) {
@@ -36,7 +38,7 @@ export function servedResources (resources: readonly Resource[] = []): readonly 
 
 /**
  * The SDL of each built-in declared resource as its declaration gives it, and the file in
- * schema/graphql/declared/ that shows it (`Product.graphql`, `Post.graphql`, `Comment.graphql`): written by `npm run sdl`, checked by
+ * schema/graphql/declared/ that shows it (`User.graphql`, `Post.graphql`, …): written by `npm run sdl`, checked by
  * the tests. GraphQL itself builds the same SDL from the declarations as it starts.
  */
 export function builtInSdlFiles (): Array<{ file: string, sdl: string }> {

@@ -90,16 +90,17 @@ const opened = async (db: WriteDb): Promise<Db> => typeof db === 'function' ? aw
 
 /**
  * Runs `write` with a hooks' `afterCommit` that collects what waits for the commit, then hands it to
- * the transport's (or runs it, the write having committed). A write that throws drops it.
+ * the transport's, or, the write having committed, runs it before answering (a deletion's sessions
+ * end on this instance before its answer). A write that throws drops it.
  */
 async function committing<T> (env: WriteEnvironment, write: (afterCommit: (fn: Later) => void) => Promise<T>): Promise<T> {
   const waiting: Later[] = []
   const result = await write((fn) => { waiting.push(fn) })
+  // A failure after the commit cannot undo the write: it is logged, not answered.
+  const run = async (fn: Later) => { await Promise.resolve().then(fn).catch((error: unknown) => { env.app.log.error({ err: error }, 'a hook\'s afterCommit failed') }) }
   for (const fn of waiting) {
-    // A failure after the commit cannot undo the write: it is logged, not answered.
-    const run = () => { Promise.resolve().then(fn).catch((error: unknown) => { env.app.log.error({ err: error }, 'a hook\'s afterCommit failed') }) }
-    if (env.afterCommit === undefined) run()
-    else env.afterCommit(run)
+    if (env.afterCommit === undefined) await run(fn)
+    else env.afterCommit(() => { run(fn).catch(() => {}) })
   }
   return result
 }

@@ -43,7 +43,8 @@ export function scalarOf (resource: Resource, field: string, declared = resource
 const described = (text: string): string => JSON.stringify(text)
 
 /** `a label`, `an order`. */
-const aOrAn = (name: string): string => `${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name}`
+// By sound: `an order`, `a user` (a `u` said as `you`), `an umbrella`.
+const aOrAn = (name: string): string => `${/^([aeio]|u(?!s|n[aeiou]|ni))/.test(name) ? 'an' : 'a'} ${name}`
 
 /**
  * The GraphQL type (without its outer `!`) of a field that may be a list or an object: a loaded
@@ -166,7 +167,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
     const shownNullable = (column: string) => nullable(column) || hidden(column) !== undefined
     const readRule = (column: string) => {
       const rule = hidden(column)
-      return rule === undefined ? [] : [`  ${described(`Read by the ${resource.name}'s owner${rule === 'ownerOrAdmin' ? ' and administrators' : ''} only; null for everyone else.`)}`]
+      return rule === undefined ? [] : [`  ${described(`Read by ${resource.declaration.owner === resource.key ? `the ${resource.name}` : `the ${resource.name}'s owner`}${rule === 'ownerOrAdmin' ? ' and administrators' : ''} only; null for everyone else.`)}`]
     }
     const writable = resource.declaration.writable
     const argument = ({ name, field, op }: ResourceFilter) => `${camelCase(name)}: ${op === 'positive' ? 'Boolean' : scalarOf(resource, field)}`

@@ -368,10 +368,9 @@ export type RowOf<T> = T extends Resource<infer R> ? Static<R> : never
 
 // Query parameters and GraphQL arguments of every list: a filter of the same name would shadow them.
 const LIST_PARAMETERS = ['limit', 'cursor', 'page', 'offset', 'sort', 'order', 'total', 'fields', 'include', 'q', 'version', 'first', 'after']
-// The names of the built-in resources not declared yet, and the GraphQL types of the schema that a
-// declared type would collide with. The declared built-ins' names are taken when they are served
-// (rules/built-in-resources.ts), as any two resources' are.
-const TAKEN_NAMES = ['user', 'dateTime', 'pageInfo', 'authPayload', 'query', 'mutation', 'subscription']
+// The GraphQL types of the schema that a declared type would collide with. The built-in resources'
+// names are taken when they are served (rules/built-in-resources.ts), as any two resources' are.
+const TAKEN_NAMES = ['dateTime', 'pageInfo', 'authPayload', 'query', 'mutation', 'subscription']
 const camelCased = (name: string): string => name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
 
 /** The schema without its `null` branch: what a filter value in a query string is. */

@@ -4,7 +4,7 @@ import t from 'tap'
 import { encodeCursor } from '../../db/cursor.js'
 import { paginate, type KeysetPage, type ListParams, type ListSpec, type Row } from '../../db/pagination.js'
 import { LITERAL_LIMITS, MAX_SHAPES, ShapedStatements } from '../../db/statements.js'
-import { listUsers, userRows } from '../../db/users.js'
+import { listUsers, userRows } from '../helpers/users.js'
 import { resetDb, testDb } from '../helpers/app.js'
 import { recordSql } from '../helpers/sql-log.js'
 

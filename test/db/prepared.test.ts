@@ -7,7 +7,7 @@ import type { KeysetPage } from '../../db/pagination.js'
 import { checkPg } from '../../db/internals/index.js'
 import { MAX_PREPARED_PER_CONNECTION, PreparingPool } from '../../db/prepared.js'
 import { parseTimestamptz } from '../../db/timestamps.js'
-import { listUsers } from '../../db/users.js'
+import { listUsers } from '../helpers/users.js'
 import { wireDatabase } from '../helpers/database.js'
 
 const pgParser = pg.types.getTypeParser(1184) as (text: string) => Date

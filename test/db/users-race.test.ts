@@ -2,13 +2,17 @@
 // stock back exactly once. Both give back what an open order holds; without locking the orders it
 // reads, the deletion also counted an order whose cancel was under way (uncommitted) as open.
 // PGlite runs one transaction at a time, so the race needs a real PostgreSQL server.
+import Fastify from 'fastify'
 import t from 'tap'
+import tandem from '../../app/tandem.js'
 import type { Db } from '../../db/connect.js'
 import { createOrder, transitionOrder, type Order } from '../../db/orders.js'
 import { createProduct } from '../../db/products.js'
-import { createUser, deleteUser } from '../../db/users.js'
+import type { AccessUser } from '../../plugins/auth.js'
+import { users } from '../../rules/users.js'
 import { TandemError } from '../../schema/errors.js'
-import { serverUrl, throwAwayDb } from '../helpers/database.js'
+import { TEST_SECRET } from '../helpers/app.js'
+import { serverUrl, throwAwayDb, type Test } from '../helpers/database.js'
 
 const skip = serverUrl() === undefined
   ? 'needs a real PostgreSQL (set DATABASE_URL): PGlite runs one transaction at a time, so these races cannot happen on it'
@@ -19,7 +23,26 @@ const STOCK = 25
 const HELD = 3
 
 let serial = 0
-const user = async (db: Db) => await createUser(db, { name: 'Racer', email: `racer-${process.pid}-${++serial}@example.com` })
+const admin: AccessUser = { sub: 0, role: 'admin', jti: 'racer', exp: Math.floor(Date.now() / 1000) + 3600, iat: 0, ver: 0 }
+
+/**
+ * A database of its own, and users made and deleted through the users' served resource, as both
+ * styles make and delete them (its hooks give the stock back).
+ */
+async function racing (t: Test) {
+  const db = await throwAwayDb(t)
+  const app = Fastify({ logger: false })
+  await app.register(tandem, { db, jwtSecret: TEST_SECRET, overloadMaxEventLoopDelay: 0 })
+  t.teardown(() => app.close())
+  await app.ready()
+  const served = app.tandemResources(users)
+  return {
+    db,
+    user: async () => await served.create(undefined, { name: 'Racer', email: `racer-${process.pid}-${++serial}@example.com` }),
+    deleteUser: async (id: number) => await served.remove(admin, id) !== undefined
+  }
+}
+
 const product = async (db: Db) => (await createProduct(db, { name: `Part ${++serial}`, category: 'race', price: 1.5, stock: STOCK })).id
 
 async function stockOf (db: Db, id: number): Promise<number> {
@@ -44,16 +67,16 @@ function failed (result: PromiseSettledResult<unknown>, what: string): string | 
 }
 
 t.test('deleting a user while one of their orders is cancelled gives the stock back once', { skip }, async (t) => {
-  const db = await throwAwayDb(t)
+  const { db, user, deleteUser } = await racing(t)
   const wrong: string[] = []
   const cancels = new Map<string, number>()
   for (let round = 0; round < ROUNDS; round++) {
-    const buyer = await user(db)
+    const buyer = await user()
     // Two products, listed out of id order, and a second open order holding one of them.
     const [low, high] = [await product(db), await product(db)]
     const order = await createOrder(db, buyer.id, [{ product_id: high, quantity: HELD }, { product_id: low, quantity: HELD }])
     await createOrder(db, buyer.id, [{ product_id: low, quantity: 1 }])
-    const racers = [deleteUser(db, buyer.id, new Date(Date.now() + 900_000)), transitionOrder(db, order.id, 'cancel')] as const
+    const racers = [deleteUser(buyer.id), transitionOrder(db, order.id, 'cancel')] as const
     const [deleted, cancelled] = await Promise.allSettled(racers)
     tally(cancels, cancelled)
     const problems = [
@@ -70,15 +93,15 @@ t.test('deleting a user while one of their orders is cancelled gives the stock b
 })
 
 t.test('...while another user orders the same products: no error, and the stock adds up', { skip }, async (t) => {
-  const db = await throwAwayDb(t)
+  const { db, user, deleteUser } = await racing(t)
   const wrong: string[] = []
   const cancels = new Map<string, number>()
   for (let round = 0; round < ROUNDS; round++) {
-    const [buyer, other] = [await user(db), await user(db)]
+    const [buyer, other] = [await user(), await user()]
     const [low, high] = [await product(db), await product(db)]
     const order = await createOrder(db, buyer.id, [{ product_id: low, quantity: HELD }, { product_id: high, quantity: HELD }])
     const [deleted, cancelled, placed] = await Promise.allSettled([
-      deleteUser(db, buyer.id, new Date(Date.now() + 900_000)),
+      deleteUser(buyer.id),
       transitionOrder(db, order.id, 'cancel'),
       createOrder(db, other.id, [{ product_id: high, quantity: 2 }, { product_id: low, quantity: 1 }])
     ])
@@ -99,15 +122,15 @@ t.test('...while another user orders the same products: no error, and the stock 
 })
 
 t.test('regression: a user ordering while being deleted deadlocked with the deletion; now one waits for the other', { skip }, async (t) => {
-  const db = await throwAwayDb(t)
+  const { db, user, deleteUser } = await racing(t)
   const wrong: string[] = []
   let placedFirst = 0
   for (let round = 0; round < ROUNDS; round++) {
-    const buyer = await user(db)
+    const buyer = await user()
     const [low, high] = [await product(db), await product(db)]
     await createOrder(db, buyer.id, [{ product_id: low, quantity: HELD }])
     const [deleted, placed] = await Promise.allSettled([
-      deleteUser(db, buyer.id, new Date(Date.now() + 900_000)),
+      deleteUser(buyer.id),
       createOrder(db, buyer.id, [{ product_id: high, quantity: 2 }, { product_id: low, quantity: 1 }])
     ])
     if (placed.status === 'fulfilled') placedFirst++

@@ -538,7 +538,8 @@ t.test('a mistaken declaration fails at start, naming the mistake', async (t) =>
   t.throws(() => defineResource({ ...base, table: 'Things; drop' }), /table must be/)
   const withTotal = Type.Object({ id: Type.Integer(), name: Type.String(), total: Type.Integer() })
   t.throws(() => defineResource({ name: 'sum', table: 'sums', representation: withTotal, generated: ['id'], writable: ['name'], filters: ['total'] }), /a filter cannot be named total/)
-  t.throws(() => defineResource({ ...base, name: 'user' }), /taken by a built-in resource/)
+  // The built-in resources' names are taken when served beside them, as any two resources' are.
+  await t.rejects(build(t, { resources: [defineResource({ ...base, name: 'user', table: 'users' })] }), /defineResource\("user"\): the name user is taken by a built-in resource/)
   t.throws(() => defineResource({ ...base, relations: { things: { hasMany: 'post', belongsTo: 'user', key: 'x' } as never } }), /exactly one of/)
   t.throws(() => defineResource({ ...base, relations: { posts: { manyToMany: 'post', key: 'thing_id' } as never } }), /relations\.posts\.through is required/)
   t.throws(() => defineResource({ ...base, relations: { ownerId: { belongsTo: 'user', key: 'owner_id' } } }), /not a field/)

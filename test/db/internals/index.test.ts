@@ -5,7 +5,7 @@ import { connect, type Db } from '../../../db/connect.js'
 import { checkKysely, checkPg, installed } from '../../../db/internals/index.js'
 import type { KeysetPage } from '../../../db/pagination.js'
 import { firstChildren, rowsById } from '../../../db/relations.js'
-import { listUsers } from '../../../db/users.js'
+import { listUsers } from '../../helpers/users.js'
 import { throwAwayDb, wireDatabase } from '../../helpers/database.js'
 
 const secret = 'a-secret-of-at-least-thirty-two-characters'
