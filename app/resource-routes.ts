@@ -5,6 +5,8 @@ import type { Resource } from '../schema/resource.js'
 import { declaredRoutes } from '../routes/resource.js'
 import { builtInResources, servedResources } from '../rules/built-in-resources.js'
 import { comments } from '../rules/comments.js'
+import { orders } from '../rules/orders.js'
+import { posts } from '../rules/posts.js'
 import { products } from '../rules/products.js'
 import { profiles } from '../rules/profiles.js'
 import { users } from '../rules/users.js'
@@ -69,7 +71,7 @@ export const authRoutes = mountable('tandem-auth-routes', routes.authRoutes)
  * @example
  * await app.register(postsRoutes, { prefix: '/api/v1' })
  */
-export const postsRoutes = mountable('tandem-posts-routes', routes.postsRoutes)
+export const postsRoutes = mountable('tandem-posts-routes', withInverses(posts))
 
 /**
  * `GET/POST /posts/:id/comments`, `GET /comments`, `GET/DELETE /comments/:id`: the routes of the
@@ -103,7 +105,7 @@ export const productsRoutes = mountable('tandem-products-routes', declaredRoutes
  * @example
  * await app.register(ordersRoutes, { prefix: '/api/v1' })
  */
-export const ordersRoutes = mountable('tandem-orders-routes', routes.ordersRoutes)
+export const ordersRoutes = mountable('tandem-orders-routes', withInverses(orders))
 
 /**
  * A host's declared resource's routes as a plugin, mounted where the host likes and without `tandem`

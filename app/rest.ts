@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifySchema } from 'fastify'
-import { resourceRoutes } from '../routes/index.js'
+import { authRoutes } from '../routes/index.js'
 import { declaredRoutes } from '../routes/resource.js'
 import { servedResources } from '../rules/built-in-resources.js'
 import type { Resource } from '../schema/resource.js'
@@ -33,7 +33,7 @@ export async function restScope (scope: FastifyInstance, options: { rateLimit?: 
 export async function restApi (app: FastifyInstance, resources: readonly Resource[] = []): Promise<void> {
   const served = servedResources(resources)
   const routes: FastifyPluginAsync = async (version) => {
-    await version.register(resourceRoutes, { resources: served })
+    await version.register(authRoutes)
     for (const resource of served) await version.register(declaredRoutes(resource, served))
   }
   await app.register(async (api) => {

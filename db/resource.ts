@@ -149,8 +149,8 @@ export function resourceData (resource: Resource): ResourceData {
   const filters: Record<string, Filter> = {}
   for (const { name, field, op } of resource.filters) filters[name] = filterOn(field, op)
   if (declaration.owner !== undefined) filters[OWNER_FILTER] = equals(declaration.owner)
-  // The rows under one parent (`GET /posts/{id}/comments`).
-  if (resource.under !== undefined) filters[PARENT_FILTER] = equals(resource.under.key)
+  // The rows listed under one row of a relation's target (`GET /posts/{id}/comments`), when no declared filter names them.
+  for (const { key: column, filter } of resource.listedUnder) filters[filter] ??= equals(column)
   if ((declaration.search ?? []).length > 0) filters.q = searchFilter(searchedText(declaration.search ?? []))
   // `q` for callers who may not read every searched field (field rules): the fields they may, beside `q`.
   const readable = (declaration.search ?? []).filter((field) => resource.fieldRules?.fields[field] === undefined)

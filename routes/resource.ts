@@ -102,11 +102,11 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       })
     }
 
-    /** A page of the list as `query` asks, narrowed to one parent's rows when `parentId` is given. */
-    const listed = async (request: FastifyRequest, reply: FastifyReply, parentId?: number) => {
+    /** A page of the list as `query` asks, narrowed to the rows of one row of a relation's target when `under` is given. */
+    const listed = async (request: FastifyRequest, reply: FastifyReply, under?: { relation: string, id: number }) => {
       const query = request.query as Query
       const shape = await includes(request, query)
-      const page = await model.list(await reader(request), { ...query, fields: shape.fields }, { parent: parentId })
+      const page = await model.list(await reader(request), { ...query, fields: shape.fields }, { under })
       await shape.embed(page.data)
       return sendList(request, reply, page)
     }
@@ -118,14 +118,17 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       }, async (request, reply) => listed(request, reply))
     }
 
-    if (under !== undefined && underPath !== undefined) {
-      // The parent is the path's: a filter on its key is not a parameter here.
-      const keyFilters = resource.filters.filter(({ field }) => field === under.key).map(({ name }) => name)
+    // The rows of one row of each relation they are listed under: `GET /users/{id}/posts`, `/posts/{id}/comments`.
+    for (const { relation: name, key } of resource.listedUnder) {
+      const relation = served.find(({ relation }) => relation.name === name)?.relation
+      if (relation === undefined) continue
+      // The row is the path's: a filter on its key is not a parameter here.
+      const keyFilters = resource.filters.filter(({ field }) => field === key).map(({ name }) => name)
       const properties = Object.fromEntries(Object.entries(schemas.listQuery.properties).filter(([name]) => !keyFilters.includes(name)))
-      app.get(underPath, {
+      app.get(`/${pluralOf(relation.target)}/:id/${plural}`, {
         config: withAuth(auth.read),
-        schema: { tags, summary: `List the ${plural} of a ${under.target.name}`, params: IdParams, querystring: { ...schemas.listQuery, properties }, response: { 200: schemas.list, ...errors(400, 401, 403, 404, 429) } }
-      }, async (request, reply) => listed(request, reply, (request.params as Params).id))
+        schema: { tags, summary: `List the ${plural} of a ${relation.target.name}`, params: IdParams, querystring: { ...schemas.listQuery, properties }, response: { 200: schemas.list, ...errors(400, 401, 403, 404, 429) } }
+      }, async (request, reply) => listed(request, reply, { relation: name, id: (request.params as Params).id }))
     }
 
     app.get(itemPath, {

@@ -33,7 +33,8 @@ export const orders = defineResource({
   sort: ['created_at', 'total'],
   filters: ['status', 'user_id'],
   relations: {
-    user: { belongsTo: 'user', key: 'user_id', required: true }
+    // `GET /users/{id}/orders`: a user's orders, for that user (their read rule: 403 for another's) or an administrator.
+    user: { belongsTo: 'user', key: 'user_id', required: true, listed: true }
   },
   auth: { read: 'ownerOrAdmin', create: 'authenticated', update: false, delete: false },
   // Another user's order is 403, not hidden.

@@ -29,7 +29,8 @@ export const posts = defineResource({
   filters: ['author_id'],
   search: ['title', 'content'],
   relations: {
-    author: { belongsTo: 'user', key: 'author_id', required: true },
+    // `GET /users/{id}/posts`: a user's posts, with every list parameter (the cursors of `?author_id=`).
+    author: { belongsTo: 'user', key: 'author_id', required: true, listed: true },
     // `GET /posts/{id}/comments` is the comments' own list (they live under their post: rules/comments.ts).
     comments: { hasMany: 'comment', key: 'post_id' }
   },

@@ -5,10 +5,10 @@ import type { FastifyInstance } from 'fastify'
 import type { Static, TObject } from '@sinclair/typebox'
 import type { TSchema } from '@sinclair/typebox'
 import { cursorAfterId, type ListPage, type ListParams, type Row } from '../db/pagination.js'
-import { OWNER_FILTER, PARENT_FILTER, resourceData, rowExists, type ResourceData } from '../db/resource.js'
+import { OWNER_FILTER, resourceData, rowExists, type ResourceData } from '../db/resource.js'
 import type { AccessUser } from '../plugins/auth.js'
 import { badRequest, forbidden, notFound, unauthenticated } from '../schema/errors.js'
-import { servedRelations } from '../schema/relation-targets.js'
+import { servedRelations, type RelationTarget } from '../schema/relation-targets.js'
 import type { AccessRule, Resource } from '../schema/resource.js'
 import { mayMatchField, narrowFilters, shownRow, shownRows, withOwnerColumn } from './field-rules.js'
 import { announce, callerNeeded, forbidsOthersRows, mayRead, readableOwner, readRefused, replacedValues } from './resource.js'
@@ -26,11 +26,19 @@ export type Caller = AccessUser | undefined
 export type ListRequest = ListParams & Readonly<Record<string, unknown>>
 
 export interface ListOptions {
-  /** The parent's id, for a resource that lives under one (`under`): its rows only, 404 naming the parent when there is none. */
+  /**
+   * The rows that belong to one row of a relation's target: `{ relation: 'author', id: 3 }` lists the
+   * posts of user 3 (a `belongsTo` declared `listed` or `under`: `GET /users/3/posts`), with the cursors
+   * of the declared equality filter on its key when there is one. 404 naming the target when there is
+   * no such row; when the key is the owner column and the caller's read rule shows them their own rows
+   * only, another owner's rows are refused (403).
+   */
+  under?: { relation: string, id: number } | undefined
+  /** The parent's id, for a resource that lives under one (`under`): `under` with that relation. */
   parent?: number | undefined
   /**
-   * The rows of one owner only (`GET /users/{id}/posts`): 404 naming the owner's resource when there is
-   * none. A caller whose read rule narrows them to their own rows asks another's: 403.
+   * The rows of one owner only: 404 naming the owner's resource when there is none. A caller whose read
+   * rule narrows them to their own rows asks another's: 403.
    */
   owner?: number | undefined
   /** Give each row its cursor (`cursors`, in the rows' order): what continues the list after it in ascending id. */
@@ -103,6 +111,15 @@ export interface ServedResource<R extends object = Row> {
   hearing: (caller: Caller, wanted: ReadonlyArray<readonly [string, unknown]>) => (row: Readonly<Record<string, unknown>>) => boolean
 }
 
+/** The rows one list is of: those whose key the filter `filter` gives `id`, which names a row of `target`. */
+interface Restriction {
+  filter: string
+  id: number
+  target: RelationTarget | undefined
+  /** Whether the key is the owner column: a caller narrowed to their own rows asks for another's. */
+  ofOwner: boolean
+}
+
 /** Whether an event's value is the one a subscriber asked for (ids and numbers compared as numbers: events may come through JSON). */
 function sameValue (actual: unknown, wanted: unknown): boolean {
   return typeof wanted === 'number' ? Number(actual) === wanted : actual === wanted
@@ -144,21 +161,36 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
   // The owner's resource (its `belongsTo` by the owner column), and the filter that names one owner's
   // rows: the declared equality filter on the owner column, whose cursors a page of one owner then shares.
   const ownerColumn = resource.declaration.owner
-  const ownerTarget = servedRelations(resource, resources).find(({ kind, key }) => kind === 'belongsTo' && key === ownerColumn)?.target
+  const relations = servedRelations(resource, resources)
+  const ownerTarget = relations.find(({ kind, key }) => kind === 'belongsTo' && key === ownerColumn)?.target
   const ownerFilter = resource.filters.find(({ field, op }) => field === ownerColumn && op === '=')?.name ?? OWNER_FILTER
-  const parentTarget = resource.under === undefined ? undefined : servedRelations(resource, resources).find(({ name }) => name === resource.under?.relation)?.target
+  // Each relation the rows are listed under: the filter naming one target's rows, the target (for the 404).
+  const listedUnder = new Map(resource.listedUnder.map((listed) => [listed.relation, { ...listed, target: relations.find(({ name }) => name === listed.relation)?.target }]))
+
+  /** The rows one list is of (`ListOptions`): the filter that names them, the row's id, its table and name for the 404. */
+  const restrictionOf = (options: ListOptions): Restriction | undefined => {
+    const { under, parent, owner } = options
+    const relation = under?.relation ?? (parent === undefined ? undefined : resource.under?.relation)
+    if (relation !== undefined) {
+      const listed = listedUnder.get(relation)
+      if (listed === undefined) throw new Error(`${name} is not listed under ${relation}`)
+      return { filter: listed.filter, id: checkedId(under?.id ?? parent, under === undefined ? 'parent' : 'id'), target: listed.target, ofOwner: listed.key === ownerColumn }
+    }
+    if (owner === undefined) return undefined
+    if (ownerColumn === undefined) throw new Error(`${name} has no owner to list the rows of`)
+    return { filter: ownerFilter, id: checkedId(owner, 'owner'), target: ownerTarget, ofOwner: true }
+  }
 
   /** The filters of a list `caller` asks: the declared ones given, narrowed by the read rule and the field rules. */
-  const filtersOf = (caller: Caller, query: ListRequest, parent: number | undefined, ofOwner?: number): Record<string, unknown> => {
+  const filtersOf = (caller: Caller, query: ListRequest, restriction?: Restriction): Record<string, unknown> => {
     const filters: Record<string, unknown> = {}
     for (const filter of filterNames) if (query[filter] !== undefined) filters[filter] = query[filter]
     const owner = readableOwner(resource, caller)
     if (owner !== undefined) filters[OWNER_FILTER] = owner
-    if (ofOwner !== undefined) {
-      if (owner !== undefined && owner !== ofOwner) throw readRefused(resource)
-      filters[ownerFilter] = ofOwner
+    if (restriction !== undefined) {
+      if (restriction.ofOwner && owner !== undefined && owner !== restriction.id) throw readRefused(resource)
+      filters[restriction.filter] = restriction.id
     }
-    if (parent !== undefined) filters[PARENT_FILTER] = parent
     narrowFilters(rules, caller, filters, resource.filters, search)
     return filters
   }
@@ -176,18 +208,14 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
     resource,
     async list (caller, query = {}, options = {}) {
       admitted(auth.read, caller, `read of ${name}`)
-      if (options.owner !== undefined && ownerColumn === undefined) throw new Error(`${name} has no owner to list the rows of`)
-      if (options.parent !== undefined) checkedId(options.parent, 'parent')
-      if (options.owner !== undefined) checkedId(options.owner, 'owner')
-      const filters = filtersOf(caller, query, options.parent, options.owner)
+      const restriction = restrictionOf(options)
+      const filters = filtersOf(caller, query, restriction)
       const read = withOwnerColumn(rules, query.fields, key)
       const context = { secret: app.tandemConfig.jwtSecret, filters }
       const page = await data.page(app.db, { ...query, fields: read.fields }, context)
-      // Only an empty page needs to ask whether the parent exists at all.
-      if (page.data.length === 0) {
-        if (parentTarget !== undefined && options.parent !== undefined && !await rowExists(app.db, parentTarget.table, options.parent)) throw notFound(parentTarget.name)
-        if (ownerTarget !== undefined && options.owner !== undefined && !await rowExists(app.db, ownerTarget.table, options.owner)) throw notFound(ownerTarget.name)
-      }
+      // Only an empty page needs to ask whether the row they belong to exists at all.
+      const target = restriction?.target
+      if (page.data.length === 0 && target !== undefined && restriction !== undefined && !await rowExists(app.db, target.table, restriction.id)) throw notFound(target.name)
       const rows = shownRows(rules, caller, page.data)
       read.strip(rows)
       const shown: ResourcePage<Row> = { ...page, data: rows }
@@ -197,7 +225,7 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
     async rows (caller, query = {}) {
       admitted(auth.read, caller, `read of ${name}`)
       const read = withOwnerColumn(rules, query.fields, key)
-      const rows = await data.rows(app.db, { limit: query.limit, offset: query.offset, fields: read.fields }, filtersOf(caller, query, undefined))
+      const rows = await data.rows(app.db, { limit: query.limit, offset: query.offset, fields: read.fields }, filtersOf(caller, query))
       const shown = shownRows(rules, caller, rows)
       read.strip(shown)
       return shown

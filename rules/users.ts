@@ -35,8 +35,8 @@ export const users = defineResource({
   search: ['name', 'email'],
   fields: { email: { read: 'ownerOrAdmin' } },
   relations: {
-    // `GET /users/{id}/posts` is the posts' list of one author (routes/posts.ts), with its filters and `include=`.
-    posts: { hasMany: 'post', key: 'author_id', route: false }
+    // Its list, `GET /users/{id}/posts`, is the posts' own: they are listed under their author.
+    posts: { hasMany: 'post', key: 'author_id' }
   },
   auth: { read: 'authenticated', create: 'public', update: 'ownerOrAdmin', delete: 'ownerOrAdmin' },
   hooks: {

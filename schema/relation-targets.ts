@@ -75,13 +75,13 @@ function checkReadable (target: RelationTarget, where: string): void {
 }
 
 /**
- * Whether the rows of `child` live `under` the resource named `parent` by `key`, at the path a list
- * relation `name` of the parent would take (`/posts/{id}/comments`): the child's own list serves it,
- * so that relation has no route of its own (two would be one path twice, which Fastify refuses).
+ * Whether the rows of `child` are listed under the resource named `parent` by `key` (`listed`,
+ * `under`), at the path a list relation `name` of the parent would take (`/posts/{id}/comments`,
+ * `/users/{id}/posts`): the child's own list serves it, so that relation has no route of its own (two
+ * would be one path twice, which Fastify refuses).
  */
-function livesUnder (child: Resource | undefined, parent: string, key: string, name: string): boolean {
-  const under = child?.under
-  return under !== undefined && under.target === parent && under.key === key && child?.plural === name
+function listedUnder (child: Resource | undefined, parent: string, key: string, name: string): boolean {
+  return child?.plural === name && child.listedUnder.some((listed) => listed.target === parent && listed.key === key)
 }
 
 /** The relations of `resource`, their targets found among the built-in and the declared `resources`. */
@@ -109,7 +109,7 @@ export function resolveRelations (resource: Resource, resources: readonly Resour
       relation.required = true
     }
     // Said, or else derived: no route of its own where the rows that live under this one serve its path.
-    const route = (declared as { route?: boolean }).route ?? !(kind === 'hasMany' && livesUnder(target.resource, resource.name, declared.key, name))
+    const route = (declared as { route?: boolean }).route ?? !(kind === 'hasMany' && listedUnder(target.resource, resource.name, declared.key, name))
     if (!route) relation.route = false
     if (declared.include === false) relation.include = false
     return relation
@@ -147,8 +147,8 @@ export function inverseRelations (name: string, resources: readonly Resource[]):
       if ('manyToMany' in declared) {
         added.push({ ...common, kind: 'manyToMany', key: declared.otherKey, through: declared.through, otherKey: declared.key, list: true })
       } else if ('belongsTo' in declared) {
-        // The way back to rows that live under this resource is their own list's path: no route of its own.
-        const route = livesUnder(resource, name, declared.key, declared.inverse) ? { route: false } : {}
+        // The way back to rows listed under this resource is their own list's path: no route of its own.
+        const route = listedUnder(resource, name, declared.key, declared.inverse) ? { route: false } : {}
         added.push({ ...common, kind: 'hasMany', key: declared.key, list: true, ...route })
       } else {
         added.push({ ...common, kind: 'belongsTo', key: declared.key, list: false })

@@ -70,7 +70,7 @@ const objectSchema = (fields: RegExp, minFields: number, expected: string): TSch
 const AnySchema = Type.Object({}, { expected: 'a TypeBox schema' })
 
 const relationOptions: Record<(typeof RELATION_KINDS)[number], Record<string, TSchema>> = {
-  belongsTo: { key: Identifier, required: optional(Flag), under: optional(Flag) },
+  belongsTo: { key: Identifier, required: optional(Flag), listed: optional(Flag), under: optional(Flag) },
   hasMany: { key: Identifier, route: optional(Flag) },
   hasOne: { key: Identifier },
   manyToMany: { through: Identifier, key: Identifier, otherKey: Identifier, route: optional(Flag) }

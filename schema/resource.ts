@@ -87,7 +87,17 @@ export type RelationDeclaration = (
      */
     required?: boolean
     /**
-     * The rows live under the row they belong to: they are created at `POST /{target plural}/{id}/{plural}`
+     * The rows are listed under the row they belong to too: `GET /{target plural}/{id}/{plural}` is the
+     * resource's own list of that row's rows, with every list parameter and `include=` (a filter on the
+     * key is the path's), 404 naming the target when there is none, and the cursors of the declared
+     * equality filter on the key when there is one (`GET /users/3/posts` continues `GET /posts?author_id=3`).
+     * A caller whose read rule shows them their own rows only, asking for another owner's: 403. The
+     * target's list relation of the same name and key (the users' `posts`) has no route of its own.
+     * Default: `under`'s value, else false.
+     */
+    listed?: boolean
+    /**
+     * The rows live under the row they belong to: listed there (`listed`), and created at `POST /{target plural}/{id}/{plural}`
      * (the key from the path; 404 naming the target when it is not there; `POST /{plural}` is not
      * served), and `GET /{target plural}/{id}/{plural}` lists one target's rows with every list
      * parameter. GraphQL's create input takes the key (`postId: ID!`). The relation is `required`
@@ -348,6 +358,12 @@ export interface Resource<R extends TObject = TObject> {
   readonly events: readonly ResourceEventSpec[]
   /** The `under` relation: the rows live under the row it names. */
   readonly under?: { readonly relation: string, readonly key: string, readonly target: string }
+  /**
+   * The belongsTo relations whose rows are listed under their target's path (`listed`, `under`), each
+   * with the list filter that names one target's rows: the declared equality filter on its key, else
+   * one of its own (`$parent` for `under`'s, `$parent:{key}` for the others').
+   */
+  readonly listedUnder: readonly ListedUnder[]
   /** The field rules (`fields`), when the declaration has any. */
   readonly fieldRules?: FieldRules
   readonly schemas: {
@@ -361,6 +377,16 @@ export interface Resource<R extends TObject = TObject> {
     replace: TObject
     patch: TObject
   }
+}
+
+/** A belongsTo relation whose rows are listed under their target's path (`listed`, `under`). */
+export interface ListedUnder {
+  readonly relation: string
+  readonly key: string
+  /** The target's name. */
+  readonly target: string
+  /** The list filter that names one target's rows. */
+  readonly filter: string
 }
 
 /** The row type a declaration's representation describes. */
@@ -471,6 +497,7 @@ function checkSingular<R extends TObject> (declaration: ResourceDeclaration<R>, 
   for (const { event } of eventsOf(declaration)) check(event === 'updated', declaration, `a singularOf resource is never ${event} on its own: only updated may be announced`)
   for (const [relation, declared] of Object.entries(declaration.relations ?? {})) {
     check((declared as { under?: unknown }).under === undefined, declaration, `relation ${relation}: a singularOf resource lives under its parent already: under does not apply`)
+    check((declared as { listed?: unknown }).listed === undefined, declaration, `relation ${relation}: a singularOf resource is never listed: listed does not apply`)
   }
   for (const hook of ['beforeCreate', 'afterCreate', 'beforeDelete', 'afterDelete']) {
     check((declaration.hooks as Record<string, unknown> | undefined)?.[hook] === undefined, declaration, `a singularOf resource has no create nor delete: hook ${hook} would never run`)
@@ -587,6 +614,15 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   const fieldRules = fieldRulesOf(declaration, key, events)
   const [under] = unders
   const underTarget = under === undefined ? undefined : (under[1] as { belongsTo: string }).belongsTo
+  const listedUnder = Object.entries(declaration.relations ?? {}).flatMap(([relation, declared]): ListedUnder[] => {
+    if (!('belongsTo' in declared) || (declared.listed ?? declared.under) !== true) return []
+    const named = filters.find(({ field, op }) => field === declared.key && op === '=')?.name
+    const filter = named ?? (declared.under === true ? '$parent' : `$parent:${declared.key}`)
+    return [Object.freeze({ relation, key: declared.key, target: declared.belongsTo, filter })]
+  })
+  for (const listed of listedUnder) {
+    check(listedUnder.filter(({ target }) => target === listed.target).length === 1, declaration, `relation ${listed.relation}: two relations are listed under ${listed.target}, whose path would be /{id}/${plural} twice`)
+  }
 
   const pick = (fields: readonly string[]): TProperties => Object.fromEntries(fields.map((field) => [field, withoutDefault(properties[field] as TSchema)]))
   const writable = pick(declaration.writable)
@@ -627,6 +663,7 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     filters: Object.freeze(filters.map((filter) => Object.freeze(filter))),
     events: Object.freeze(events.map((event) => Object.freeze(event))),
     ...under === undefined ? {} : { under: Object.freeze({ relation: under[0], key: under[1].key, target: underTarget as string }) },
+    listedUnder: Object.freeze(listedUnder),
     ...fieldRules === undefined ? {} : { fieldRules },
     schemas: {
       item: Type.Object(answered(fields), { additionalProperties: false }),

@@ -179,3 +179,61 @@ t.test('the way back to rows that live under a resource is their own list: an in
   const res = await graphql(app, '{ shelves { name books { title } } }', { headers: ann.headers })
   t.same(res.data, { shelves: [{ name: 'fiction', books: [{ title: 'Emma' }, { title: 'Dracula' }] }] }, 'and a GraphQL field')
 })
+
+t.test('listed: the rows also listed under the row they belong to, as the resource\'s own list of them (issue 38)', async (t) => {
+  const shelves = defineResource({
+    name: 'shelf',
+    plural: 'shelves',
+    table: 'shelves',
+    representation: Type.Object({ id: Type.Integer(), name: Type.String({ minLength: 1 }) }),
+    generated: ['id'],
+    writable: ['name'],
+    auth: { read: 'authenticated', create: 'authenticated' }
+  })
+  // Books are made at /books (the shelf named in the body) and listed under their shelf; no filter is
+  // declared on the key, so the list under a shelf has one of its own.
+  const books = defineResource({
+    name: 'book',
+    table: 'books',
+    representation: Type.Object({ id: Type.Integer(), shelf_id: Type.Integer(), title: Type.String({ minLength: 1 }) }),
+    generated: ['id'],
+    writable: ['shelf_id', 'title'],
+    sort: ['title'],
+    search: ['title'],
+    relations: { shelf: { belongsTo: 'shelf', key: 'shelf_id', required: true, listed: true, inverse: 'books' } }
+  })
+  const app = await build(t, { resources: [shelves, books], migrations })
+  const asAnn = apiClient(app, (await signedIn(app, { name: 'Ann' })).headers)
+  const [fiction, poetry] = [body<{ id: number }>(await asAnn('POST', '/shelves', { name: 'fiction' })), body<{ id: number }>(await asAnn('POST', '/shelves', { name: 'poetry' }))]
+  for (const title of ['Emma', 'Dracula', 'Beloved']) t.equal((await asAnn('POST', '/books', { shelf_id: fiction.id, title })).statusCode, 201)
+  await asAnn('POST', '/books', { shelf_id: poetry.id, title: 'Odes' })
+  t.equal((await asAnn('POST', `/shelves/${fiction.id}/books`, { title: 'x' })).statusCode, 404, 'listed, not created there: that is under')
+
+  type Page = { data: Array<{ title: string }>, pagination: { nextCursor: string | null } }
+  const first = body<Page>(await asAnn('GET', `/shelves/${fiction.id}/books?sort=title&limit=2`))
+  t.same(first.data.map(({ title }) => title), ['Beloved', 'Dracula'], 'one shelf\'s books, in the list\'s own sort')
+  const rest = body<Page>(await asAnn('GET', `/shelves/${fiction.id}/books?sort=title&limit=2&cursor=${first.pagination.nextCursor ?? ''}`))
+  t.same(rest.data.map(({ title }) => title), ['Emma'], 'its cursor continues the same shelf')
+  t.equal((await asAnn('GET', `/books?sort=title&limit=2&cursor=${first.pagination.nextCursor ?? ''}`)).statusCode, 400, 'and is refused by the list of every shelf')
+  t.same(body<Page>(await asAnn('GET', `/shelves/${fiction.id}/books?q=emm`)).data.map(({ title }) => title), ['Emma'], 'every list parameter')
+  t.same([(await asAnn('GET', '/shelves/999/books')).statusCode, body(await asAnn('GET', '/shelves/999/books'))], [404, { error: 'shelf not found' }])
+  t.match(body(await asAnn('GET', `/shelves/${poetry.id}?include=books`)), { books: [{ title: 'Odes' }] }, 'the inverse is still included')
+
+  // A host's code lists the same rows through the served resource, with the caller's rules.
+  const caller = { sub: 1, role: 'user' as const, jti: 'x', exp: Math.floor(Date.now() / 1000) + 60, iat: 0, ver: 0 }
+  const listed = await app.tandemResources(books).list(caller, { sort: 'title' }, { under: { relation: 'shelf', id: poetry.id } })
+  t.same(listed.data.map(({ title }) => title), ['Odes'])
+  await t.rejects(app.tandemResources(books).list(undefined, {}, { under: { relation: 'shelf', id: poetry.id } }), { name: 'TandemError', statusCode: 401 }, 'the read rule first')
+  await t.rejects(app.tandemResources(books).list(caller, {}, { under: { relation: 'shelf', id: 0 } }), { name: 'TandemError', statusCode: 400, field: 'id' })
+})
+
+t.test('listed on the owner column: another owner\'s rows are refused where the read rule shows a caller their own only', async (t) => {
+  const app = await build(t)
+  const ann = await signedIn(app, { name: 'Ann' })
+  const bob = await signedIn(app, { name: 'Bob' })
+  const asAnn = apiClient(app, ann.headers)
+  t.equal((await asAnn('GET', `/users/${ann.id}/orders`)).statusCode, 200, 'one\'s own orders (CONTRACT §2)')
+  t.same([(await asAnn('GET', `/users/${bob.id}/orders`)).statusCode, body(await asAnn('GET', `/users/${bob.id}/orders`))], [403, { error: 'only its owner or an administrator may read this order' }])
+  t.equal((await asAnn('GET', `/users/${bob.id}/posts`)).statusCode, 200, 'posts, read by every signed-in user: anyone\'s')
+  t.equal((await asAnn('GET', '/users/999999/posts')).statusCode, 404)
+})
