@@ -1,4 +1,4 @@
-import { Kysely, Migrator, PostgresDialect, type CompiledQuery, type Migration } from 'kysely'
+import { Kysely, Migrator, PostgresDialect, type CompiledQuery, type Migration, type PostgresPool, type PostgresPoolClient } from 'kysely'
 import pg from 'pg'
 import { settingName } from '../plugins/config.js'
 import { requirePackages } from '../plugins/optional-packages.js'
@@ -54,14 +54,28 @@ interface ServerPool {
   pool: pg.Pool
   /** Set when statements are prepared: the pool as Kysely has it, which also runs `readRows`. */
   preparing: PreparingPool | undefined
+  /** Set on a replica's: what fails for the replica's fault runs again on the primary. */
+  replica?: ReplicaLink | undefined
 }
 
-function realServer (databaseUrl: string, options: ConnectOptions): Db {
+/**
+ * What a replica's handle knows of its replica and its primary (db/replicas.ts keeps the state): a
+ * statement that fails for a fault of the replica (`isReplicaFault`) runs again on `primary`.
+ */
+export interface ReplicaLink {
+  readonly primary: Db
+  /** False while the replica is known to be down: its statements go to the primary at once. */
+  usable: () => boolean
+  /** The replica failed a statement or a connection: left alone for a while. */
+  failed: (error: unknown) => void
+}
+
+function serverPool (databaseUrl: string, options: ConnectOptions, connectionTimeoutMillis: number): pg.Pool {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: options.poolSize ?? 20,
     ...(options.statementTimeoutMillis === undefined ? {} : { statement_timeout: options.statementTimeoutMillis }),
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis,
     idleTimeoutMillis: 30_000,
     types: { getTypeParser: typeParser as typeof pg.types.getTypeParser }
   })
@@ -70,10 +84,92 @@ function realServer (databaseUrl: string, options: ConnectOptions): Db {
   // checked-out one (inside a transaction, say) fails its queries, and the pool drops it on release.
   pool.on('error', () => {})
   pool.on('connect', (client) => { client.on('error', () => {}) })
+  return pool
+}
+
+function realServer (databaseUrl: string, options: ConnectOptions): Db {
+  const pool = serverPool(databaseUrl, options, 5_000)
   const preparing = options.preparedStatements === false ? undefined : new PreparingPool(pool)
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing ?? pool }) })
   pools.set(db, { pool, preparing })
   return db
+}
+
+// Codes of a replica that cannot answer now, where the primary can: it is shutting down or
+// starting (57P01-3), full (53300), or cancelled the read for a conflict with its recovery (40001).
+const replicaFaultCodes = new Set(['57P01', '57P02', '57P03', '53300', '40001'])
+
+/**
+ * Whether a replica's `error` is the replica's fault, so that the read can run on the primary: no
+ * connection (a system error, a connect timeout, a lost connection: pg's errors without a SQLSTATE),
+ * a connection exception (class 08), or one of `replicaFaultCodes`. An error of the statement itself
+ * (a bad value, a statement timeout) would be the primary's too, and is not.
+ */
+export function isReplicaFault (error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true
+  return code.startsWith('08') || replicaFaultCodes.has(code)
+}
+
+/**
+ * A streaming replica of `link.primary`, opened as the primary is (pool size, statement timeout,
+ * prepared statements) with a connect timeout of its own; it is read only (never a transaction).
+ * A statement it cannot run for its own fault runs on the primary in the same call, and none is
+ * sent to it while `link.usable()` is false. Nothing is sent before the first read.
+ */
+export function replicaServer (databaseUrl: string, options: ConnectOptions & { connectTimeoutMillis: number }, link: ReplicaLink): Db {
+  const primary = pools.get(link.primary)
+  if (primary === undefined) throw new Error('read replicas need a PostgreSQL server as the primary')
+  const pool = serverPool(databaseUrl, options, options.connectTimeoutMillis)
+  const preparing = options.preparedStatements === false ? undefined : new PreparingPool(pool)
+  // The same pg as the primary's: its start check holds for this pool too.
+  if (preparing !== undefined) preparing.shapedRows = primary.preparing?.shapedRows ?? false
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new FallbackPool(preparing ?? pool, primary.preparing ?? primary.pool, link) }) })
+  pools.set(db, { pool, preparing, replica: link })
+  return db
+}
+
+/** A replica's pool as Kysely takes one: a connection or a statement that fails for the replica's fault is the primary's. */
+class FallbackPool implements PostgresPool {
+  readonly #clients = new WeakMap<PostgresPoolClient, PostgresPoolClient>()
+  constructor (readonly replica: PostgresPool, readonly primary: PostgresPool, readonly link: ReplicaLink) {}
+
+  async connect (): Promise<PostgresPoolClient> {
+    if (!this.link.usable()) return await this.primary.connect()
+    let client: PostgresPoolClient
+    try {
+      client = await this.replica.connect()
+    } catch (error) {
+      if (!isReplicaFault(error)) throw error
+      this.link.failed(error)
+      return await this.primary.connect()
+    }
+    let wrapped = this.#clients.get(client)
+    if (wrapped === undefined) {
+      const inner = client
+      const query = async (text: string, values?: readonly unknown[]): Promise<unknown> => {
+        try {
+          return await (inner.query as (text: string, values?: readonly unknown[]) => Promise<unknown>)(text, values)
+        } catch (error) {
+          if (!isReplicaFault(error)) throw error
+          this.link.failed(error)
+          const other = await this.primary.connect()
+          try {
+            return await (other.query as (text: string, values?: readonly unknown[]) => Promise<unknown>)(text, values)
+          } finally {
+            other.release()
+          }
+        }
+      }
+      wrapped = { query, release: () => { inner.release() } } as unknown as PostgresPoolClient
+      this.#clients.set(client, wrapped)
+    }
+    return wrapped
+  }
+
+  async end (): Promise<void> {
+    await this.replica.end()
+  }
 }
 
 const pools = new WeakMap<Db, ServerPool>()
@@ -99,6 +195,27 @@ export const poolCounts = (db: Db): PoolCounts | undefined => pools.get(db)?.poo
 export function readRows<R> (db: Db, compiled: CompiledQuery<R>): Promise<R[]> {
   const server = pools.get(db)
   if (server === undefined) return db.executeQuery(compiled).then((result) => result.rows)
+  if (server.replica !== undefined) return replicaRows(server, server.replica, compiled)
+  return poolRows(server, compiled)
+}
+
+/** `readRows` on a replica: on the primary while it is down, and again there when it fails for its fault. */
+function replicaRows<R> (server: ServerPool, link: ReplicaLink, compiled: CompiledQuery<R>): Promise<R[]> {
+  if (!link.usable()) return readRows(link.primary, compiled)
+  return poolRows(server, compiled).catch((error: unknown) => {
+    if (!isReplicaFault(error)) throw error
+    link.failed(error)
+    return readRows(link.primary, compiled)
+  })
+}
+
+/** The rows of a compiled read on `db`'s own pool, a replica's too (no fallback): how a replica is polled. */
+export function ownRows<R> (db: Db, compiled: CompiledQuery<R>): Promise<R[]> {
+  const server = pools.get(db)
+  return server === undefined ? readRows(db, compiled) : poolRows(server, compiled)
+}
+
+function poolRows<R> (server: ServerPool, compiled: CompiledQuery<R>): Promise<R[]> {
   const { pool, preparing } = server
   // Callbacks, not promises, between the pool and the statement: one promise per read instead of three.
   return new Promise((resolve, reject) => {

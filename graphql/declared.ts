@@ -2,6 +2,7 @@ import type { TSchema } from '@sinclair/typebox'
 import type { GraphQLResolveInfo } from 'graphql'
 import type { IResolvers } from 'mercurius'
 import type { Row as PageRow } from '../db/pagination.js'
+import { reading } from '../db/replicas.js'
 import { callerNeeded, eventRow, type ResourceEventPayload } from '../rules/resource.js'
 import { answeredToWriter } from '../rules/field-rules.js'
 import type { ServedResource } from '../rules/served-resource.js'
@@ -73,6 +74,9 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
     // The rows as GraphQL answers, with the relations `nodes` select loaded below them.
     const answered = async (ctx: Context, rows: PageRow[], selection: Asked, caller: Caller = ctx.viewer): Promise<PageRow[]> =>
       answer(ctx.app.db, resource, rows, selection, caller)
+    // A query's answer: its relations read where its rows were (a replica, when one may serve `reader`).
+    const queried = async (ctx: Context, rows: PageRow[], selection: Asked, reader: AccessUser | undefined): Promise<PageRow[]> =>
+      reading(ctx.app.db, reader?.sub, (db) => answer(db, resource, rows, selection, ctx.viewer))
     // An ID input field (`authorId`, `postId`) comes as text, and the body schema wants the integer.
     const idColumns = new Set([
       ...resource.columns.filter((column) => scalarOf(resource, column) === 'ID'),
@@ -115,22 +119,25 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
     }
 
     Query[names.one] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-      const row = await model.get(await reader(ctx), parseId(args[names.key], names.key), { fields: fieldsFor(info.fieldNodes, info) })
-      return row === undefined ? null : (await answered(ctx, [row], asked(info)))[0]
+      const caller = await reader(ctx)
+      const row = await model.get(caller, parseId(args[names.key], names.key), { fields: fieldsFor(info.fieldNodes, info) })
+      return row === undefined ? null : (await queried(ctx, [row], asked(info), caller))[0]
     }
     if (!singular) {
       Query[names.list] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
         const filters = filtersOf(args)
         const offset = args.offset as number | null | undefined ?? undefined
         // A plain list: no cursor, and no count nobody asked for.
-        const rows = await model.rows(await reader(ctx), { ...filters, limit: listLimit(args.limit), offset, fields: fieldsFor(info.fieldNodes, info) })
-        return answered(ctx, rows, asked(info))
+        const caller = await reader(ctx)
+        const rows = await model.rows(caller, { ...filters, limit: listLimit(args.limit), offset, fields: fieldsFor(info.fieldNodes, info) })
+        return queried(ctx, rows, asked(info), caller)
       }
       Query[names.listConnection] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
         const filters = filtersOf(args)
         const nodes = selectedFields(selectedFields(info.fieldNodes, info.fragments).get('edges') ?? [], info.fragments).get('node') ?? []
-        const page = await model.list(await reader(ctx), { ...filters, limit: listLimit(args.first, 'first'), cursor: args.after as string | null | undefined ?? undefined, fields: fieldsFor(nodes, info) }, { cursors: true })
-        const shown = await answered(ctx, page.data, asked(info, nodes))
+        const caller = await reader(ctx)
+        const page = await model.list(caller, { ...filters, limit: listLimit(args.first, 'first'), cursor: args.after as string | null | undefined ?? undefined, fields: fieldsFor(nodes, info) }, { cursors: true })
+        const shown = await queried(ctx, page.data, asked(info, nodes), caller)
         const edges = page.data.map((_row, at) => ({ cursor: page.cursors?.[at] as string, node: shown[at] }))
         return { edges, pageInfo: { hasNextPage: 'pagination' in page && page.pagination.hasMore, endCursor: edges.at(-1)?.cursor ?? null } }
       }

@@ -5,6 +5,7 @@ import mercurius, { type IResolvers, type MercuriusContext } from 'mercurius'
 import type { TandemOptions } from '../schema/options.js'
 import type { AccessUser } from '../plugins/auth.js'
 import { useConfig } from '../plugins/config.js'
+import { requestWrote } from '../plugins/database.js'
 import events from '../plugins/events.js'
 import { validatorCompiler } from '../plugins/ajv.js'
 import { REFRESH_MS } from '../plugins/revocations.js'
@@ -355,8 +356,10 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
       const repeated = repeatedFields(document)
       if (repeated !== undefined) throw repeated
     })
-    scope.graphql.addHook('preExecution', async (schema, document, _context, variables) => {
+    scope.graphql.addHook('preExecution', async (schema, document, context, variables) => {
       complexity(schema, document, variables ?? {})
+      // A mutation's caller reads their write next (read replicas: plugins/database.ts).
+      if (document.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'mutation')) requestWrote(context.reply.request)
       // graphql-jit reads relations as plain properties; answers per response key need graphql-js.
       if (perResponseKey(schema, document, variables ?? {})) return { schema }
     })

@@ -1,8 +1,9 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Migration } from 'kysely'
-import { connect, migrateHost, settle, type ConnectOptions, type Db } from '../db/connect.js'
-import { withSettingNames } from './config.js'
+import { connect, migrateHost, poolCounts, settle, type ConnectOptions, type Db } from '../db/connect.js'
+import { afterWrite, openReplicas } from '../db/replicas.js'
+import { ConfigError, settingName, withSettingNames } from './config.js'
 import type { TandemConfig } from '../schema/options.js'
 
 export interface DatabaseOptions {
@@ -16,6 +17,17 @@ export interface DatabaseOptions {
   statementTimeoutMillis?: number
   /** Prepare each distinct statement once per connection (default); false behind PgBouncer in transaction mode before 1.21. @example false */
   preparedStatements?: boolean
+  /**
+   * Streaming replicas of the primary (`databaseUrl`, or `db`'s server) that reads not part of a
+   * write go to (CONTRACT §13). @example ['postgres://app@replica-1/app']
+   */
+  readUrls?: readonly string[] | undefined
+  /** How far behind a replica may be and serve callers who have not written lately, in milliseconds. Default: 5000. @example 2000 */
+  readMaxLagMillis?: number | undefined
+  /** How long a read waits for a new connection to a replica before it goes to the primary, in milliseconds. Default: 1000. @example 500 */
+  readConnectTimeoutMillis?: number | undefined
+  /** Where each caller's last write is kept for read-your-writes across instances; else in this process. @example 'redis://127.0.0.1:6379' */
+  redisUrl?: string | undefined
   /**
    * Use this already connected (and migrated) Kysely instance instead of opening one; the host
    * then closes it.
@@ -38,8 +50,29 @@ export function connectOptions (config: TandemConfig): ConnectOptions {
     dataDir: config.dataDir,
     preparedStatements: config.databasePreparedStatements,
     poolSize: config.databasePoolSize,
-    statementTimeoutMillis: config.databaseStatementTimeout === 0 ? undefined : config.databaseStatementTimeout
+    statementTimeoutMillis: config.databaseStatementTimeout === 0 ? undefined : config.databaseStatementTimeout,
+    readUrls: config.databaseReadUrls?.split(',').map((url) => url.trim()),
+    readMaxLagMillis: durationMillis(config.databaseReadMaxLag),
+    readConnectTimeoutMillis: config.databaseReadConnectTimeout,
+    redisUrl: config.redisUrl
   })
+}
+
+const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000 }
+
+/** `500ms` → 500, `5s` → 5000; a bare number is seconds (the options schema has checked the format). */
+export function durationMillis (text: string): number {
+  const [, value = '0', unit = 's'] = /^(\d+)\s*(ms|s|m)?$/.exec(text.trim()) ?? []
+  return Number(value) * (units[unit] ?? 1000)
+}
+
+/** The requests that wrote on a route that otherwise reads (a GraphQL mutation over `POST /graphql`). */
+const wroteOnReadRoute = new WeakSet<FastifyRequest>()
+const readRoutes = new Set(['/graphql'])
+
+/** Tells the database plugin that `request`, on a route that otherwise only reads, wrote (a GraphQL mutation). */
+export function requestWrote (request: FastifyRequest): void {
+  wroteOnReadRoute.add(request)
 }
 
 declare module 'fastify' {
@@ -50,6 +83,9 @@ declare module 'fastify' {
 }
 
 async function database (app: FastifyInstance, options: DatabaseOptions): Promise<void> {
+  const readUrls = options.readUrls ?? []
+  // Before the database opens: replicas of the embedded database cannot be.
+  if (readUrls.length > 0 && options.db === undefined && options.databaseUrl === undefined && !app.hasDecorator('db')) throw replicasNeedServer(options)
   if (!app.hasDecorator('db')) {
     const db = options.db ?? await connect(options)
     app.decorate('db', db)
@@ -66,6 +102,40 @@ async function database (app: FastifyInstance, options: DatabaseOptions): Promis
     }
   }
   if (options.migrations !== undefined) await migrateHost(app.db, options.migrations)
+  if (readUrls.length > 0) await replicas(app, options)
+}
+
+const replicasNeedServer = (options: DatabaseOptions): ConfigError =>
+  new ConfigError(`invalid configuration: ${settingName(options, 'databaseReadUrls')} needs a PostgreSQL server as the primary (${settingName(options, 'databaseUrl')})`)
+
+/**
+ * Opens the replicas beside `app.db` (`db/replicas.ts` routes the reads), and keeps the primary's
+ * WAL position after each write of a signed-in caller, before the answer leaves: their next read, on
+ * any instance, goes to a replica only once it has replayed that write.
+ */
+async function replicas (app: FastifyInstance, options: DatabaseOptions): Promise<void> {
+  if (poolCounts(app.db) === undefined) throw replicasNeedServer(options)
+  const router = await openReplicas(app.db, {
+    urls: options.readUrls ?? [],
+    maxLagMillis: options.readMaxLagMillis ?? 5_000,
+    connectTimeoutMillis: options.readConnectTimeoutMillis ?? 1_000,
+    poolSize: options.poolSize,
+    statementTimeoutMillis: options.statementTimeoutMillis,
+    preparedStatements: options.preparedStatements,
+    redisUrl: options.redisUrl,
+    warn: (err, message) => { app.log.warn({ err }, message) }
+  })
+  app.addHook('onClose', async () => { await router.close() })
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS' || reply.statusCode >= 400) return payload
+    if (readRoutes.has(request.routeOptions.url ?? '') && !wroteOnReadRoute.has(request)) return payload
+    const user = (request as { user?: { sub?: unknown } | null }).user?.sub
+    if (typeof user !== 'number') return payload
+    // Before the answer leaves: the caller's next request may reach another instance at once. When
+    // Redis fails here, its lookups fail too, and reads then go to the primary.
+    await afterWrite(app.db, user)?.catch((err: unknown) => { app.log.warn({ err }, 'read replicas: the position of a write could not be kept') })
+    return payload
+  })
 }
 
 /**

@@ -2,16 +2,30 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Type } from '@sinclair/typebox'
 import { ping } from '../db/health.js'
+import { readRouterOf } from '../db/replicas.js'
 import { OVERLOAD_RETRY_AFTER_SECONDS, servedUnderPressure, type PressureHandler } from './overload.js'
 
-const Status = Type.Object({ status: Type.String(), error: Type.Optional(Type.String()) })
+const Pool = Type.Object({
+  pool: Type.String(),
+  state: Type.String(),
+  reads: Type.Integer(),
+  lag_seconds: Type.Optional(Type.Union([Type.Number(), Type.Null()]))
+})
+const Status = Type.Object({ status: Type.String(), error: Type.Optional(Type.String()), pools: Type.Optional(Type.Array(Pool)) })
 const READY_TIMEOUT_MS = 2_000
 
 /**
  * `/health` answers while the process lives, overloaded or not; `/ready` only while the database
- * answers too and the server is not overloaded (a load balancer then sends its requests elsewhere).
+ * answers too and the server is not overloaded (a load balancer then sends its requests elsewhere),
+ * with each pool's reads, state and lag when there are read replicas.
  */
 async function health (app: FastifyInstance): Promise<void> {
+  // With read replicas, each pool as it stands (a replica down or lagging leaves the instance ready: its reads go elsewhere).
+  const poolsOf = () => {
+    const router = readRouterOf(app.db)
+    if (router === undefined) return {}
+    return { pools: router.report().map(({ pool, state, reads, lagSeconds }) => ({ pool, state, reads, ...lagSeconds === undefined ? {} : { lag_seconds: lagSeconds } })) }
+  }
   app.get('/health', { schema: { hide: true, response: { 200: Status } }, config: { pressureHandler: servedUnderPressure } }, async () => ({ status: 'ok' }))
   const overloaded: PressureHandler = (_request, reply) => {
     reply.code(503).header('retry-after', OVERLOAD_RETRY_AFTER_SECONDS)
@@ -24,9 +38,9 @@ async function health (app: FastifyInstance): Promise<void> {
     })
     try {
       await Promise.race([ping(app.db), timeout])
-      return { status: 'ok' }
+      return { status: 'ok', ...poolsOf() }
     } catch {
-      return reply.code(503).send({ status: 'unavailable', error: 'database unavailable' })
+      return reply.code(503).send({ status: 'unavailable', error: 'database unavailable', ...poolsOf() })
     } finally {
       clearTimeout(timer)
     }

@@ -3,6 +3,7 @@ import type { Histogram, Registry } from '@platformatic/prom-client'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type HTTPMethods, type RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { poolCounts } from '../db/connect.js'
+import { readRouterOf } from '../db/replicas.js'
 import type { TandemOptions } from '../schema/options.js'
 import { addressList, type AddressTest } from './addresses.js'
 import { useConfig } from './config.js'
@@ -167,6 +168,40 @@ async function metrics (app: FastifyInstance, options: TandemOptions): Promise<v
     poolGauge('tandem_db_pool_idle', 'Open connections to PostgreSQL waiting in the pool', () => pool.idleCount)
     poolGauge('tandem_db_pool_waiting', 'Queries waiting for a connection of the pool', () => pool.waitingCount)
     poolGauge('tandem_db_pool_max', 'Connections the pool may open (DATABASE_POOL_SIZE)', () => pool.options.max ?? 10)
+    const router = readRouterOf(app.db)
+    if (router === undefined) return
+    // Read replicas: reads served by each pool, and each replica's state and lag (db/replicas.ts).
+    const counted = new Map<string, number>()
+    new client.Counter({ // eslint-disable-line no-new -- registered in `registers`, read through `collect`
+      name: 'tandem_db_reads_total',
+      help: 'Reads not part of a write, by the pool that served them (primary, replica 1, …)',
+      labelNames: ['pool'],
+      registers,
+      collect () {
+        for (const { pool, reads } of router.report()) {
+          this.inc({ pool }, reads - (counted.get(pool) ?? 0))
+          counted.set(pool, reads)
+        }
+      }
+    })
+    new client.Gauge({ // eslint-disable-line no-new -- as above
+      name: 'tandem_db_replica_lag_seconds',
+      help: 'How far behind the primary each replica was at its last poll (NaN while not known)',
+      labelNames: ['pool'],
+      registers,
+      collect () { for (const { pool, lagSeconds } of router.report().slice(1)) this.set({ pool }, lagSeconds ?? Number.NaN) }
+    })
+    new client.Gauge({ // eslint-disable-line no-new -- as above
+      name: 'tandem_db_replica_state',
+      help: 'Each replica\'s state: 1 for the one it is in (up, lagging, down, unknown), 0 for the others',
+      labelNames: ['pool', 'state'],
+      registers,
+      collect () {
+        for (const { pool, state } of router.report().slice(1)) {
+          for (const each of ['up', 'lagging', 'down', 'unknown']) this.set({ pool, state: each }, each === state ? 1 : 0)
+        }
+      }
+    })
   })
 
   const operationName = boundedNames()

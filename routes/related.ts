@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyRequest, RouteShorthandOptions } from 'fastify'
 import { Type, type TObject, type TSchema } from '@sinclair/typebox'
 import { parseInclude } from '../db/relations.js'
+import { reading } from '../db/replicas.js'
 import type { RelationData } from '../db/resource.js'
 import type { Row } from '../db/pagination.js'
 import type { AccessUser } from '../plugins/auth.js'
@@ -76,7 +77,8 @@ export async function embedding (app: FastifyInstance, request: FastifyRequest, 
   return {
     fields: added.length === 0 ? fields : `${fields ?? ''},${added.join(',')}`,
     embed: async (rows: Row[]) => {
-      await loadRelated(app.db, rows, included, callerOf(request))
+      const caller = callerOf(request)
+      await reading(app.db, caller?.sub, (db) => loadRelated(db, rows, included, caller))
       for (const row of rows) for (const key of added) delete row[key]
     }
   }

@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Db } from '../db/connect.js'
 import { paginate, type ListPage, type Row } from '../db/pagination.js'
+import { reading } from '../db/replicas.js'
 import { embedRelations, OWNER_FILTER, PARENT_FILTER, type RelationData } from '../db/resource.js'
 import type { AccessUser } from '../plugins/auth.js'
 import { badRequest } from '../schema/errors.js'
@@ -47,8 +48,11 @@ export async function relatedPage (app: FastifyInstance, related: RelationData, 
   const rules = relation.target.fieldRules
   narrowFilters(rules, caller, filters, [], related.search)
   const read = withOwnerColumn(rules, query.fields)
-  const page = await paginate(app.db, list, { ...query, fields: read.fields }, { secret: app.tandemConfig.jwtSecret, filters })
-  await related.load?.(app.db, page.data)
+  const page = await reading(app.db, caller?.sub, async (db) => {
+    const page = await paginate(db, list, { ...query, fields: read.fields }, { secret: app.tandemConfig.jwtSecret, filters })
+    await related.load?.(db, page.data)
+    return page
+  })
   const data = shownRows(rules, caller, page.data)
   read.strip(data)
   return { ...page, data }

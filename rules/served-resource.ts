@@ -6,6 +6,7 @@ import type { Static, TObject } from '@sinclair/typebox'
 import type { TSchema } from '@sinclair/typebox'
 import { cursorAfterId, type ListPage, type ListParams, type Row } from '../db/pagination.js'
 import { OWNER_FILTER, resourceData, rowExists, type ResourceData } from '../db/resource.js'
+import { reading } from '../db/replicas.js'
 import type { AccessUser } from '../plugins/auth.js'
 import { badRequest, forbidden, notFound, unauthenticated } from '../schema/errors.js'
 import { servedRelations, type RelationTarget } from '../schema/relation-targets.js'
@@ -212,10 +213,13 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
       const filters = filtersOf(caller, query, restriction)
       const read = withOwnerColumn(rules, query.fields, key)
       const context = { secret: app.tandemConfig.jwtSecret, filters }
-      const page = await data.page(app.db, { ...query, fields: read.fields }, context)
-      // Only an empty page needs to ask whether the row they belong to exists at all.
-      const target = restriction?.target
-      if (page.data.length === 0 && target !== undefined && restriction !== undefined && !await rowExists(app.db, target.table, restriction.id)) throw notFound(target.name)
+      const page = await reading(app.db, caller?.sub, async (db) => {
+        const page = await data.page(db, { ...query, fields: read.fields }, context)
+        // Only an empty page needs to ask whether the row they belong to exists at all.
+        const target = restriction?.target
+        if (page.data.length === 0 && target !== undefined && restriction !== undefined && !await rowExists(db, target.table, restriction.id)) throw notFound(target.name)
+        return page
+      })
       const rows = shownRows(rules, caller, page.data)
       read.strip(rows)
       const shown: ResourcePage<Row> = { ...page, data: rows }
@@ -225,7 +229,8 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
     async rows (caller, query = {}) {
       admitted(auth.read, caller, `read of ${name}`)
       const read = withOwnerColumn(rules, query.fields, key)
-      const rows = await data.rows(app.db, { limit: query.limit, offset: query.offset, fields: read.fields }, filtersOf(caller, query))
+      const filters = filtersOf(caller, query)
+      const rows = await reading(app.db, caller?.sub, (db) => data.rows(db, { limit: query.limit, offset: query.offset, fields: read.fields }, filters))
       const shown = shownRows(rules, caller, rows)
       read.strip(shown)
       return shown
@@ -235,19 +240,22 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
       checkedId(id)
       const owner = readableOwner(resource, caller)
       const read = withOwnerColumn(rules, options.fields, key)
-      const row = await data.find(app.db, id, read.fields, owner)
-      if (row === undefined) {
+      const row = await reading(app.db, caller?.sub, async (db) => {
+        const row = await data.find(db, id, read.fields, owner)
         // Only a miss under an owner rule that forbids others' rows asks whether the row is someone else's.
-        if (owner !== undefined && forbidsOthersRows(resource) && await data.find(app.db, id, key) !== undefined) throw readRefused(resource)
-        return undefined
-      }
+        if (row === undefined && owner !== undefined && forbidsOthersRows(resource) && await data.find(db, id, key) !== undefined) throw readRefused(resource)
+        return row
+      })
+      if (row === undefined) return undefined
       const shown = shownRow(rules, caller, row)
       read.strip([shown])
       return shown
     },
     async readable (caller, id) {
       admitted(auth.read, caller, `read of ${name}`)
-      return await data.find(app.db, checkedId(id), key, readableOwner(resource, caller)) !== undefined
+      const owner = readableOwner(resource, caller)
+      checkedId(id)
+      return await reading(app.db, caller?.sub, (db) => data.find(db, id, key, owner)) !== undefined
     },
     async create (caller, body, options = {}) {
       admitted(auth.create, caller, `create of ${name}`)

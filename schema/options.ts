@@ -30,6 +30,26 @@ export const TandemOptionsSchema = Type.Object({
    * 0: no limit. @example 5000
    */
   databaseStatementTimeout: Type.Integer({ default: 10_000, minimum: 0 }),
+  /**
+   * Streaming replicas of `databaseUrl`, comma-separated: reads that are not part of a write (REST
+   * `GET`s, GraphQL queries and their relations, counts) go to one of them; writes, what a write reads,
+   * Idempotency-Key records, locks, token checks and subscriptions' answers stay on the primary. A
+   * signed-in caller who wrote reads a replica only once it has replayed that write. Unset: every read
+   * goes to `databaseUrl`. @example 'postgres://app@replica-1/app,postgres://app@replica-2/app'
+   */
+  databaseReadUrls: Type.Optional(Type.String({ pattern: '^\\s*postgres(ql)?://[^,]+(,\\s*postgres(ql)?://[^,]+)*$' })),
+  /**
+   * How far behind the primary a replica may be and still serve the reads of callers who have not
+   * written lately; one further behind is skipped until it catches up. Seconds or a duration such
+   * as `500ms`, `5s`. @example '2s'
+   */
+  databaseReadMaxLag: Type.String({ default: '5s', pattern: '^[0-9]+\\s*(ms|s|m)?$' }),
+  /**
+   * Milliseconds a read waits for a new connection to a replica before it goes to the primary
+   * instead (and the replica is left alone for a while): a replica whose host is gone costs a
+   * request no more than this. @example 500
+   */
+  databaseReadConnectTimeout: Type.Integer({ default: 1000, minimum: 1, maximum: 60_000 }),
   /** Where the embedded database lives; `memory://` for a throw-away one. @example './.data' */
   dataDir: Type.Optional(Type.String({ minLength: 1 })),
   /**
