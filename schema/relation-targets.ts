@@ -123,6 +123,14 @@ function takenNames (target: RelationTarget): Set<string> {
 }
 
 /**
+ * Whether `name` is the path of rows listed under the resource named `target` (`/users/{id}/orders`)
+ * other than those of `resource` by `key`, whose way back it is (their own list serves it).
+ */
+function listedPathOfOthers (name: string, target: string, resources: readonly Resource[], resource: Resource, key: string): boolean {
+  return resources.some((other) => other.plural === name && other.listedUnder.some((listed) => listed.target === target && (other !== resource || listed.key !== key)))
+}
+
+/**
  * The relations that declarations in `resources` add to the resource named `name` through
  * `inverse`: the inverse of a belongsTo is a list of the declaring resource's rows (hasMany), of a
  * hasMany or hasOne the declaring row (belongsTo), of a manyToMany a manyToMany the other way.
@@ -139,7 +147,7 @@ export function inverseRelations (name: string, resources: readonly Resource[]):
       const kind = KINDS.find((option) => option in declared) as RelationKind
       if (declared.inverse === undefined || (declared as unknown as Record<string, string>)[kind] !== name) continue
       const where = `defineResource(${JSON.stringify(resource.name)}): relation ${relationName}: inverse ${declared.inverse}`
-      if (taken.has(declared.inverse)) throw new Error(`${where} is taken on ${name} (a field, a relation or another inverse of that name)`)
+      if (taken.has(declared.inverse) || listedPathOfOthers(declared.inverse, name, resources, resource, declared.key)) throw new Error(`${where} is taken on ${name} (a field, a relation, another inverse of that name or the path of rows listed under it)`)
       taken.add(declared.inverse)
       const back = targets.get(resource.name) as RelationTarget
       checkReadable(back, where)
