@@ -56,6 +56,11 @@ export interface ResourceData {
   update: (db: Db, id: number, values: Values, check: Precondition<Row> | undefined, around?: Around<Row>, readable?: readonly ReadableKey[]) => Promise<Row | undefined>
   /** The row as it was, or undefined when there is no such row. */
   remove: (db: Db, id: number, check: Precondition<Row> | undefined, around?: Around<Row>) => Promise<Row | undefined>
+  /**
+   * The keys of the rows `filters` (named as the list's) find, in key order, each locked for update
+   * (run it in the transaction that changes them): at most `limit` of them.
+   */
+  lockWhere: (db: Db, filters: Record<string, unknown>, limit: number) => Promise<number[]>
   /** Locks the row, runs `check` on it, then `work` in the same transaction; undefined when there is no such row. */
   withLocked: (db: Db, id: number, check: Precondition<Row> | undefined, work: (trx: Db, current: Row) => Promise<Row>) => Promise<Row | undefined>
 }
@@ -233,6 +238,19 @@ export function resourceData (resource: Resource): ResourceData {
       return lockedWrite(db, lock(id), check, async (trx, current) => around === undefined
         ? remove(trx, current)
         : around(trx, current, async () => remove(trx, current)))
+    },
+    async lockWhere (db, given, limit) {
+      checkRanges(resource.filters, given)
+      let query = untyped(db).selectFrom(table).select(key) as unknown as BaseQuery
+      for (const [name, value] of Object.entries(given)) {
+        if (value === undefined) continue
+        const filter = filters[name]
+        if (filter === undefined) throw new Error(`${table}: no filter named ${name}`)
+        query = filter.where(query, filter.bind === undefined ? value : filter.bind(value))
+      }
+      // In key order, as every batch locks them: two changes by filter cannot wait on each other in a cycle.
+      const rows = await query.orderBy(sql.ref(key)).limit(limit).forUpdate().execute() as Row[]
+      return rows.map((row) => Number(row[key]))
     },
     async withLocked (db, id, check, work) {
       return completedIf(resource, db, await lockedWrite(db, lock(id), check, work))

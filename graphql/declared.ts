@@ -5,8 +5,9 @@ import type { Row as PageRow } from '../db/pagination.js'
 import { reading } from '../db/replicas.js'
 import { callerNeeded, eventRow, type ResourceEventPayload } from '../rules/resource.js'
 import { answeredToWriter } from '../rules/field-rules.js'
-import type { ServedResource } from '../rules/served-resource.js'
-import { notFound } from '../schema/errors.js'
+import type { BulkResult, ServedResource } from '../rules/served-resource.js'
+import { asItem, itemError } from '../rules/resource-writes.js'
+import { badRequest, notFound } from '../schema/errors.js'
 import { nonNull, type AccessRule, type Resource } from '../schema/resource.js'
 import { actionNames, camelCase, graphqlNames, scalarOf } from '../schema/resource-sdl.js'
 import type { AccessUser } from '../plugins/auth.js'
@@ -162,6 +163,57 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
         const [shown] = await answered(ctx, [{ ...row }], asked(info))
         return shown === undefined ? null : answeredToWriter(shown)
       }
+    }
+    if (resource.bulk.create) {
+      Mutation[names.createMany] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+        const caller = await callerFor(ctx, create as AccessRule)
+        const given = args.inputs as Args[]
+        let parent: number | undefined
+        const inputs = given.map((item, index) => {
+          try {
+            const values = resource.declaration.create === undefined ? asColumns(item) : asBody(resource.schemas.create, item, 'input') as Row
+            // Under a parent, each input names it (`postId`): one parent per batch, as REST's path gives.
+            if (under !== undefined) {
+              if (parent !== undefined && values[under] !== parent) throw badRequest(`every input names the same ${camelCase(under)}`, camelCase(under))
+              parent = values[under] as number
+              delete values[under]
+            }
+            return values
+          } catch (error) {
+            throw itemError(index, error)
+          }
+        })
+        // The same attempt limits as the REST create, once for each input.
+        const limit = resource.declaration.createLimit
+        if (limit !== undefined && ctx.app.hasDecorator('limitAttempts')) {
+          for (const [index, input] of inputs.entries()) await asItem(index, async () => { await ctx.app.limitAttempts(ctx.reply.request, ctx.reply, limit.kind, limit.account(checkInput<Row>(resource.schemas.create, input))) })
+        }
+        const rows = await model.createMany(caller, inputs, { parent })
+        // Answered whole, field rules or not: their caller wrote them.
+        return (await answered(ctx, rows.map((row) => ({ ...row })), asked(info))).map(answeredToWriter)
+      }
+    }
+    // A change or deletion by filter: the filters as the list's arguments have them, checked by the served resource.
+    const whereOf = (args: Args): Row => {
+      const where = args.where as Args
+      const filters: Row = {}
+      for (const { name } of resource.filters) {
+        const value = where[camelCase(name)]
+        if (value === undefined || value === null) continue
+        filters[name] = idFilters.has(name) ? parseId(value, camelCase(name)) : value
+      }
+      return filters
+    }
+    const bulkChange = ({ count, ids }: BulkResult) => ({ count, ids: ids.map(String) })
+    if (resource.bulk.update !== false) {
+      const rule = resource.bulk.update
+      Mutation[names.updateMany] = async (_root: unknown, args: Args, ctx: Context) =>
+        bulkChange(await model.updateWhere(await callerFor(ctx, rule), whereOf(args), checkInput<Row>(resource.schemas.patch, asColumns(args.input as Args))))
+    }
+    if (resource.bulk.delete !== false) {
+      const rule = resource.bulk.delete
+      Mutation[names.removeMany] = async (_root: unknown, args: Args, ctx: Context) =>
+        bulkChange(await model.removeWhere(await callerFor(ctx, rule), whereOf(args)))
     }
     if (update !== false) {
       Mutation[names.update] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {

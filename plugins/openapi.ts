@@ -21,6 +21,16 @@ function takesIdempotencyKey (method: string | string[], config: unknown): boole
   return isPost && (config as { replayable?: boolean } | undefined)?.replayable !== false
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * What the document says of the route beyond its schemas: a body and answers the route checks and
+     * serializes by other means (an array `POST`'s, CONTRACT §14), in place of the schema's.
+     */
+    openapi?: { body?: unknown, responses?: Readonly<Record<string, unknown>> }
+  }
+}
+
 export interface OpenApiOptions {
   /** Serve the interactive page at this path. @example '/docs' */
   docsPath?: string
@@ -47,8 +57,12 @@ async function openapi (app: FastifyInstance, options: OpenApiOptions): Promise<
     // The idempotency plugin reads the header itself (its errors name it `Idempotency-Key`), so it
     // is added to the document here rather than to the routes' validation.
     transform: ({ schema, url, route }) => {
-      if (!url.startsWith('/api/') || !takesIdempotencyKey(route.method, route.config)) return { schema, url }
-      return { schema: { ...schema, headers: { ...IdempotencyKeyHeader, ...(schema?.headers as object | undefined) } }, url }
+      const documented = route.config?.openapi
+      const described = documented === undefined
+        ? schema
+        : { ...schema, ...documented.body === undefined ? {} : { body: documented.body }, response: { ...(schema?.response as object | undefined), ...documented.responses } }
+      if (!url.startsWith('/api/') || !takesIdempotencyKey(route.method, route.config)) return { schema: described, url }
+      return { schema: { ...described, headers: { ...IdempotencyKeyHeader, ...(described?.headers as object | undefined) } }, url }
     }
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())

@@ -33,8 +33,11 @@ export type LimitLogin = (request: FastifyRequest, reply: FastifyReply, account:
 export type LimitCall = (connection: FastifyRequest, userId: number | undefined) => Promise<number | undefined>
 /** The account (an email) a sign-in request is for. */
 export type BruteForceKey = (request: FastifyRequest) => string
-/** A route whose requests count against `ATTEMPT_LIMITS[kind]`, for the account `account` returns. */
-export interface AttemptLimit { kind: AttemptKind, account: (request: FastifyRequest) => string }
+/**
+ * A route whose requests count against `ATTEMPT_LIMITS[kind]`, for the account `account` returns; a
+ * request for several (a batch of sign-ups) counts once for each.
+ */
+export interface AttemptLimit { kind: AttemptKind, account: (request: FastifyRequest) => string | readonly string[] }
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -160,7 +163,10 @@ async function rateLimiting (app: FastifyInstance, options: TandemOptions): Prom
     const key = route.config?.bruteForceKey
     const attempts = route.config?.attemptLimit ?? (key === undefined ? undefined : { kind: 'login', account: key })
     if (attempts === undefined) return
-    const limit = async (request: FastifyRequest, reply: FastifyReply) => { await limitAttempts(request, reply, attempts.kind, attempts.account(request)) }
+    const limit = async (request: FastifyRequest, reply: FastifyReply) => {
+      const accounts = attempts.account(request)
+      for (const account of typeof accounts === 'string' ? [accounts] : accounts) await limitAttempts(request, reply, attempts.kind, account)
+    }
     route.preHandler = [limit, ...[route.preHandler ?? []].flat()]
   })
 }

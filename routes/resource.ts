@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, FastifySchemaCompiler, RouteShorthandOptions } from 'fastify'
 import type { TObject } from '@sinclair/typebox'
 import { parseInclude } from '../db/relations.js'
 import { relationData } from '../db/resource.js'
@@ -6,8 +6,10 @@ import type { AccessUser, AuthRule } from '../plugins/auth.js'
 import { requireAuth } from '../plugins/auth.js'
 import { callerNeeded } from '../rules/resource.js'
 import { servedResourceOf } from '../rules/served-resources.js'
-import { IdParams, ItemQuery, ListOf, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
+import { BulkAnswer, IdParams, ItemQuery, ListOf, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
+import { validatorCompiler } from '../plugins/ajv.js'
 import { badRequest, notFound } from '../schema/errors.js'
+import { Type } from '@sinclair/typebox'
 import { parentOf, pluralOf, servedRelations } from '../schema/relation-targets.js'
 import type { AccessRule, Resource } from '../schema/resource.js'
 import { etagOf, ifMatch, sendEntity } from './conditional.js'
@@ -70,10 +72,17 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
   const { createLimit } = resource.declaration
   const createConfig = (rule: AccessRule): RouteShorthandOptions['config'] => createLimit === undefined
     ? withAuth(rule, true)
-    : { ...withAuth(rule, true), attemptLimit: { kind: createLimit.kind, account: (request: FastifyRequest) => createLimit.account(request.body as Record<string, unknown>) } }
+    : { ...withAuth(rule, true), attemptLimit: { kind: createLimit.kind, account: (request: FastifyRequest) => Array.isArray(request.body) ? request.body.map((item) => createLimit.account(item as Record<string, unknown>)) : createLimit.account(request.body as Record<string, unknown>) } }
   const rules = resource.fieldRules
   // Routes without an auth rule leave `request.user` unset.
   const userOf = (request: FastifyRequest): AccessUser | undefined => (request as { user?: AccessUser | null }).user ?? undefined
+
+  // An array POST creates many (CONTRACT §14): its answer, and the filters of a change or deletion by filter.
+  const batch = Type.Object({ data: Type.Array(resource.schemas.item) })
+  const whereQuery = Type.Object({
+    ...Object.fromEntries(resource.filters.map(({ name }) => [name, (schemas.listQuery as TObject).properties[name]])),
+    ...WriteQuery.properties
+  }, { additionalProperties: false })
 
   return async (app: FastifyInstance) => {
     requireAuth(app)
@@ -144,19 +153,67 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
 
     if (auth.create !== false) {
       const rule = auth.create
+      const bulk = resource.bulk.create
+      // A body is one item or, where the declaration takes them, an array of items: an array's length
+      // is bounded here, before anything else reads it, and each item is checked by the served resource
+      // (its `field` naming the item). One object is checked as it always was.
+      const bodyValidator: FastifySchemaCompiler<object> = (route) => {
+        const one = validatorCompiler(route) as ReturnType<FastifySchemaCompiler<object>> & { errors?: unknown, schemaEnv?: unknown }
+        if (route.httpPart !== 'body') return one
+        const max = app.tandemConfig.bulkMaxItems
+        const either = Object.assign((data: unknown, context?: unknown) => {
+          if (!Array.isArray(data)) {
+            const valid = (one as (data: unknown, context?: unknown) => unknown)(data, context)
+            if (valid === false) either.errors = one.errors
+            return valid
+          }
+          if (!bulk) return { error: badRequest(`${plural} are created one at a time: send one object`) }
+          if (data.length === 0 || data.length > max) return { error: badRequest(`a batch takes 1 to ${max} items`) }
+          return true
+        }, { schemaEnv: one.schemaEnv, errors: null as unknown })
+        return either as unknown as ReturnType<FastifySchemaCompiler<object>>
+      }
       // Under a parent, the create is only there: `POST /posts/{id}/comments` (404 naming the parent).
       app.post(underPath ?? `/${plural}`, {
-        config: createConfig(rule),
-        schema: { tags, summary: resource.declaration.create?.summary ?? (under === undefined ? `Create a ${resource.name}` : `Create a ${resource.name} of a ${under.target.name}`), ...under === undefined ? {} : { params: IdParams }, querystring: WriteQuery, body: schemas.create, response: { 201: schemas.item, ...errors(400, 401, 403, ...under === undefined ? [] : [404], 409, 413, 415, 422, 429) } }
+        config: { ...createConfig(rule), ...bulk ? { openapi: { body: Type.Union([schemas.create, Type.Array(schemas.create, { minItems: 1, maxItems: app.tandemConfig.bulkMaxItems })]), responses: { 201: Type.Union([schemas.item, batch], { description: 'The row; for an array, `{"data": [...]}`: the rows in the order given' }) } } } : {} },
+        validatorCompiler: bodyValidator,
+        schema: { tags, summary: resource.declaration.create?.summary ?? (under === undefined ? `Create a ${resource.name}` : `Create a ${resource.name} of a ${under.target.name}`), ...bulk ? { description: `An array of up to ${app.tandemConfig.bulkMaxItems} items creates them all in one transaction, or none: 201 with \`{"data": [...]}\` in the order given; an item refused answers as one create would, its \`field\` naming the item (\`[3].name\`).` } : {}, ...under === undefined ? {} : { params: IdParams }, querystring: WriteQuery, body: schemas.create, response: { 201: schemas.item, ...errors(400, 401, 403, ...under === undefined ? [] : [404], 409, 413, 415, 422, 429) } }
       }, async (request, reply) => {
         const parent = under === undefined ? undefined : (request.params as Params).id
-        const row = await model.create(rule === 'public' ? undefined : request.user, request.body as Record<string, unknown>, { db: async () => await request.writeDb(), afterCommit: (fn) => { request.afterCommit(fn) }, parent })
+        const caller = rule === 'public' ? undefined : request.user
+        const options = { db: async () => await request.writeDb(), afterCommit: (fn: () => void) => { request.afterCommit(fn) }, parent }
+        if (Array.isArray(request.body)) {
+          const rows = await model.createMany(caller, request.body as Array<Record<string, unknown>>, options)
+          // Answered by a serializer of its own: one object's answer keeps the route's.
+          return reply.code(201).serializer(reply.compileSerializationSchema(batch, '201') as (payload: unknown) => string).send({ data: rows })
+        }
+        const row = await model.create(caller, request.body as Record<string, unknown>, options)
         // Answered whole, field rules or not: its caller wrote it.
         // The new row's own path: `/api/v1/comments/7` for `POST /api/v1/posts/1/comments`.
         const path = (request.url.split('?')[0] ?? '').replace(/\/$/, '')
         const collection = under === undefined ? path : `${path.split('/').slice(0, -3).join('/')}/${plural}`
         return written(reply.code(201).header('location', `${collection}/${row.id}`), row)
       })
+    }
+
+    /** The declared filters of a change or deletion by filter, from the query string. */
+    const whereOf = (request: FastifyRequest): Record<string, unknown> => {
+      const { version: _version, ...filters } = request.query as Record<string, unknown>
+      return filters
+    }
+    const bulkUpdate = resource.bulk.update
+    if (bulkUpdate !== false) {
+      app.patch(`/${plural}`, {
+        config: withAuth(bulkUpdate),
+        schema: { tags, summary: `Change some fields of every ${resource.name} the filters find`, description: `At least one filter; each row under the rules of a change, in one transaction; more than ${app.tandemConfig.bulkMaxItems} rows found is a 422, nothing changed.`, querystring: whereQuery, body: schemas.patch, response: { 200: BulkAnswer, ...errors(400, 401, 403, 409, 413, 415, 422, 429) } }
+      }, async (request) => model.updateWhere(request.user, whereOf(request), request.body as Record<string, unknown>))
+    }
+    const bulkDelete = resource.bulk.delete
+    if (bulkDelete !== false) {
+      app.delete(`/${plural}`, {
+        config: withAuth(bulkDelete),
+        schema: { tags, summary: `Delete every ${resource.name} the filters find`, description: `At least one filter; each row under the rules of a deletion, in one transaction; more than ${app.tandemConfig.bulkMaxItems} rows found is a 422, nothing deleted.`, querystring: whereQuery, response: { 200: BulkAnswer, ...errors(400, 401, 403, 409, 422, 429) } }
+      }, async (request) => model.removeWhere(request.user, whereOf(request)))
     }
 
     if (auth.update !== false) {

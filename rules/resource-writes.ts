@@ -2,12 +2,13 @@
 // data layer opens the transaction, and the declaration's business rules run inside it.
 import type { FastifyInstance } from 'fastify'
 import type { Db } from '../db/connect.js'
-import { refersToNothing } from '../db/errors.js'
+import { fromDatabaseError, refersToNothing } from '../db/errors.js'
 import type { Precondition } from '../db/locked-write.js'
 import type { Row } from '../db/pagination.js'
 import type { Around, ResourceData } from '../db/resource.js'
 import type { AccessUser } from '../plugins/auth.js'
-import { notFound } from '../schema/errors.js'
+import { notFound, TandemError } from '../schema/errors.js'
+import { inBatch } from '../db/transaction.js'
 import { servedRelations } from '../schema/relation-targets.js'
 import type { Resource } from '../schema/resource.js'
 import type { ResourceHooks } from '../schema/resource-hooks.js'
@@ -54,6 +55,19 @@ export interface ResourceWrites {
    * `If-Match`, runs on the row locked first, once the rules allow the change); undefined when there is no such row.
    */
   update: (db: WriteDb, id: number, caller: AccessUser | undefined, body: Values, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
+  /**
+   * Creates a row from each body, in one transaction (`beforeCreateMany` first), each as `create`
+   * would: the rows in the order given. The first item refused ends the batch, nothing written, with
+   * its error's `field` naming the item (`[3].name`).
+   */
+  createMany: (db: WriteDb, caller: AccessUser | undefined, bodies: readonly Values[], env: WriteEnvironment, under?: number) => Promise<Row[]>
+  /**
+   * Changes, in one transaction, each row `find` locks in it (ids, in the order to change them), as
+   * `update` would (the owner check on the row, the update hooks): the rows as they now are.
+   */
+  updateMany: (db: WriteDb, caller: AccessUser | undefined, find: (trx: Db) => Promise<readonly number[]>, body: Values, env: WriteEnvironment) => Promise<Row[]>
+  /** Deletes, in one transaction, each row `find` locks in it, as `remove` would: the rows as they were. */
+  removeMany: (db: Db, caller: AccessUser | undefined, find: (trx: Db) => Promise<readonly number[]>, env: WriteEnvironment) => Promise<Row[]>
   /** Deletes the row (`check` runs on it locked first, as for `update`): the row as it was, or undefined when there was none. */
   remove: (db: Db, id: number, caller: AccessUser | undefined, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
   /**
@@ -73,6 +87,27 @@ async function unlessHidden<T> (write: () => Promise<T>): Promise<T | undefined>
   } catch (error) {
     if (error instanceof HiddenRow) return undefined
     throw error
+  }
+}
+
+/**
+ * The error of the item at `index` of a batch as the batch's answer: a client's error (a refused
+ * body, a hook's refusal, a constraint) with its `field` naming the item, `[3].name` (`[3]` when it
+ * names no field); anything else as it is (a 500, a 503).
+ */
+export function itemError (index: number, error: unknown): unknown {
+  const known = error instanceof TandemError ? error : fromDatabaseError(error)
+  if (known === undefined || known.statusCode >= 500) return error
+  const field = `[${index}]${known.field === undefined ? '' : `.${known.field}`}`
+  return Object.assign(new TandemError(known.code, `item ${index}: ${known.message}`, field), known.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: known.retryAfterSeconds })
+}
+
+/** `work`'s result, its error as the item's at `index` (see `itemError`). */
+export async function asItem<T> (index: number, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work()
+  } catch (error) {
+    throw itemError(index, error)
   }
 }
 
@@ -111,7 +146,7 @@ async function committing<T> (env: WriteEnvironment, write: (afterCommit: (fn: L
  * `resources` are every served resource, where its relations' targets are found.
  */
 export function resourceWrites (resource: Resource, data: ResourceData, resources: readonly Resource[]): ResourceWrites {
-  const { prepareCreate, beforeCreate, afterCreate, prepareUpdate, beforeUpdate, afterUpdate, beforeDelete, afterDelete } = (resource.declaration.hooks ?? {}) as unknown as ResourceHooks<Row>
+  const { prepareCreate, beforeCreate, afterCreate, beforeCreateMany, prepareUpdate, beforeUpdate, afterUpdate, beforeDelete, afterDelete } = (resource.declaration.hooks ?? {}) as unknown as ResourceHooks<Row>
   const actions = resource.declaration.actions ?? {}
   const relations = servedRelations(resource, resources)
   const readable = (caller: AccessUser | undefined) => readableKeys(resource, relations, caller)
@@ -164,27 +199,61 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
         return row
       }
 
+  /** A create's values: the body's columns, the owner, the parent's key, then `prepareCreate` (on `app.db`, before the write's transaction). */
+  const prepared = async (writeDb: WriteDb, caller: AccessUser | undefined, body: Values, env: WriteEnvironment, under: number | undefined): Promise<{ values: Values, input: Values }> => {
+    const { values: columns, input } = splitInputs(resource, body)
+    const given = createdValues(resource, caller, columns)
+    if (resource.under !== undefined) given[resource.under.key] = under
+    const values = prepareCreate === undefined ? given : await prepareCreate({ db: preparing(writeDb, env), caller, app: env.app, values: given, input }) ?? given
+    return { values, input }
+  }
+  /** The row inserted with its create hooks around it. */
+  const inserted = async (db: Db, caller: AccessUser | undefined, values: Values, input: Values, env: WriteEnvironment, afterCommit: (fn: Later) => void): Promise<Row> =>
+    data.create(db, values, creating({ caller, app: env.app, afterCommit }, values, input), readable(caller))
+  /** The row a declaration's own `create` writes. */
+  const ownRow = async (db: Db, caller: AccessUser | undefined, body: Values, env: WriteEnvironment, afterCommit: (fn: Later) => void): Promise<Row> =>
+    data.create(db, body, async (trx) => await (ownCreate as NonNullable<typeof ownCreate>).run({ trx, caller, app: env.app, afterCommit, input: body }) as Row)
+  /** `write`, whose parent (`under`) is found by the key's foreign key in the insert itself: no statement added, no race. */
+  const parentFound = async <T>(write: () => Promise<T>): Promise<T> => {
+    if (resource.under === undefined) return write()
+    const { key, target } = resource.under
+    try {
+      return await write()
+    } catch (error) {
+      // In a batch, the item's error names the field it refused: the parent's key.
+      if (refersToNothing(error, key) || (error instanceof TandemError && error.field?.endsWith(`.${key}`) === true && error.statusCode === 422)) throw notFound(target)
+      throw error
+    }
+  }
+
   return {
     async create (writeDb, caller, body, env, under) {
       if (ownCreate !== undefined) {
         const db = await opened(writeDb)
-        return committing(env, async (afterCommit) => data.create(db, body, async (trx) => await ownCreate.run({ trx, caller, app: env.app, afterCommit, input: body }) as Row))
+        return committing(env, async (afterCommit) => ownRow(db, caller, body, env, afterCommit))
       }
-      const { values: columns, input } = splitInputs(resource, body)
-      const given = createdValues(resource, caller, columns)
-      if (resource.under !== undefined) given[resource.under.key] = under
-      const values = prepareCreate === undefined ? given : await prepareCreate({ db: preparing(writeDb, env), caller, app: env.app, values: given, input }) ?? given
+      const { values, input } = await prepared(writeDb, caller, body, env, under)
       const db = await opened(writeDb)
-      const write = async () => await committing(env, async (afterCommit) => data.create(db, values, creating({ caller, app: env.app, afterCommit }, values, input), readable(caller)))
-      if (resource.under === undefined) return write()
-      const { key, target } = resource.under
-      // The key's foreign key finds the parent in the insert itself: no statement added, no race.
-      try {
-        return await write()
-      } catch (error) {
-        if (refersToNothing(error, key)) throw notFound(target)
-        throw error
-      }
+      return parentFound(async () => await committing(env, async (afterCommit) => inserted(db, caller, values, input, env, afterCommit)))
+    },
+    async createMany (writeDb, caller, bodies, env, under) {
+      // The prepare hooks first, each before the transaction as for one create, in order: the first item refused decides.
+      const items: Array<{ values: Values, input: Values }> = []
+      if (ownCreate === undefined) for (const [index, body] of bodies.entries()) items.push(await asItem(index, async () => prepared(writeDb, caller, body, env, under)))
+      const db = await opened(writeDb)
+      return parentFound(async () => await committing(env, async (afterCommit) => inBatch(db, async (trx) => {
+        await beforeCreateMany?.({ trx, caller, app: env.app, afterCommit, inputs: bodies })
+        const rows: Row[] = []
+        // One after the other: a hook of an item sees the rows of the items before it.
+        for (const [index, body] of bodies.entries()) {
+          rows.push(await asItem(index, async () => {
+            if (ownCreate !== undefined) return ownRow(trx, caller, body, env, afterCommit)
+            const { values, input } = items[index] as { values: Values, input: Values }
+            return inserted(trx, caller, values, input, env, afterCommit)
+          }))
+        }
+        return rows
+      })))
     },
     async update (writeDb, id, caller, body, check, env) {
       return unlessHidden(async () => {
@@ -200,6 +269,28 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
         mayChangeId('delete', caller, id)
         return committing(env, async (afterCommit) => data.remove(db, id, checked('delete', caller, check), removing({ caller, app: env.app, afterCommit })))
       })
+    },
+    async updateMany (writeDb, caller, find, body, env) {
+      const { values, input } = splitInputs(resource, body)
+      const db = await opened(writeDb)
+      return committing(env, async (afterCommit) => inBatch(db, async (trx) => {
+        const rows: Row[] = []
+        for (const id of await find(trx)) {
+          const row = await data.update(trx, id, values, checked('update', caller, undefined), updating({ caller, app: env.app, afterCommit }, values, input), readable(caller))
+          if (row !== undefined) rows.push(row)
+        }
+        return rows
+      }))
+    },
+    async removeMany (db, caller, find, env) {
+      return committing(env, async (afterCommit) => inBatch(db, async (trx) => {
+        const rows: Row[] = []
+        for (const id of await find(trx)) {
+          const row = await data.remove(trx, id, checked('delete', caller, undefined), removing({ caller, app: env.app, afterCommit }))
+          if (row !== undefined) rows.push(row)
+        }
+        return rows
+      }))
     },
     async act (db, name, id, caller, input, check, env) {
       const action = actions[name]

@@ -8,13 +8,14 @@ import { cursorAfterId, type ListPage, type ListParams, type Row } from '../db/p
 import { OWNER_FILTER, resourceData, rowExists, type ResourceData } from '../db/resource.js'
 import { reading } from '../db/replicas.js'
 import type { AccessUser } from '../plugins/auth.js'
-import { badRequest, forbidden, notFound, unauthenticated } from '../schema/errors.js'
+import { badRequest, forbidden, notFound, unauthenticated, unprocessable } from '../schema/errors.js'
 import { servedRelations, type RelationTarget } from '../schema/relation-targets.js'
 import type { AccessRule, Resource } from '../schema/resource.js'
+import type { Db } from '../db/connect.js'
 import { mayMatchField, narrowFilters, shownRow, shownRows, withOwnerColumn } from './field-rules.js'
 import { announce, callerNeeded, forbidsOthersRows, mayRead, readableOwner, readRefused, replacedValues } from './resource.js'
 import { checkInput } from './checked-input.js'
-import { resourceWrites, type WriteDb } from './resource-writes.js'
+import { itemError, resourceWrites, type WriteDb } from './resource-writes.js'
 
 /**
  * Who asks: the signed-in user (`request.user`, a GraphQL context's viewer), or undefined for
@@ -77,6 +78,15 @@ export interface CreateOptions extends Omit<WriteOptions, 'check'> {
   parent?: number | undefined
 }
 
+/** What a bulk write may be given: the database, and how to run what waits for the commit (see `WriteOptions`). */
+export type BulkOptions = Omit<WriteOptions, 'check'>
+
+/** What a change or a deletion by filter did: how many rows, and their keys (in key order). */
+export interface BulkResult {
+  count: number
+  ids: number[]
+}
+
 /**
  * A served resource: its reads and writes, each taking the caller and applying every rule of the
  * declaration — the access rules, read narrowing to the caller's own rows, another owner's row as no
@@ -95,6 +105,22 @@ export interface ServedResource<R extends object = Row> {
   readable: (caller: Caller, id: number) => Promise<boolean>
   /** Creates a row from `body`, the owner set to the caller: the row as written, whole (its caller wrote it). */
   create: (caller: Caller, body: Readonly<Record<string, unknown>>, options?: CreateOptions) => Promise<R>
+  /**
+   * Creates a row from each of `bodies` (1 to `bulkMaxItems`, else 400) in one transaction, each under
+   * the rules, hooks, defaults and owner of `create`: the rows in the order given, whole. The first item
+   * refused decides the error, its `field` naming the item (`[3].name`), and nothing is written.
+   * `created` is announced per row after the commit. A declaration with `bulk: { create: false }` refuses (400).
+   */
+  createMany: (caller: Caller, bodies: ReadonlyArray<Readonly<Record<string, unknown>>>, options?: CreateOptions) => Promise<R[]>
+  /**
+   * Changes the fields `values` gives of every row the declared `filters` find (at least one, else
+   * 400) among those `caller` may change (owner rules narrow to their rows), in one transaction, each
+   * under the rules and hooks of `update`: more than `bulkMaxItems` rows found is a 422, nothing
+   * changed. Only where the declaration's `bulk.update` offers it (403 otherwise).
+   */
+  updateWhere: (caller: Caller, filters: Readonly<Record<string, unknown>>, values: Readonly<Record<string, unknown>>, options?: BulkOptions) => Promise<BulkResult>
+  /** Deletes every row the declared `filters` find, as `updateWhere` changes them (`bulk.delete`, the rules and hooks of `remove`). */
+  removeWhere: (caller: Caller, filters: Readonly<Record<string, unknown>>, options?: BulkOptions) => Promise<BulkResult>
   /** Changes the fields `values` gives (PATCH): the row as `caller` may see it, or undefined when there is none for them. */
   update: (caller: Caller, id: number, values: Readonly<Record<string, unknown>>, options?: WriteOptions) => Promise<R | undefined>
   /** Replaces every writable field (PUT: those left out are null). */
@@ -152,7 +178,7 @@ export function admitted (rule: AccessRule | false | undefined, caller: Caller, 
 export function serveResource (app: FastifyInstance, resource: Resource, resources: readonly Resource[] = [resource]): ServedResource {
   const data: ResourceData = resourceData(resource)
   const writes = resourceWrites(resource, data, resources)
-  const { auth, key, name } = resource
+  const { auth, key, name, plural } = resource
   const rules = resource.fieldRules
   const search = resource.declaration.search ?? []
   const filterNames = [...resource.filters.map(({ name }) => name), ...search.length > 0 ? ['q'] : []]
@@ -195,6 +221,31 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
     narrowFilters(rules, caller, filters, resource.filters, search)
     return filters
   }
+
+  const bulkMax = (): number => app.tandemConfig.bulkMaxItems
+  const declaredFilters = resource.filters.map(({ name }) => name)
+  // Whether `rule` admits `caller` to their own rows only.
+  const ownRowsOnly = (rule: AccessRule | false, caller: Caller): boolean => rule === 'owner' || (rule === 'ownerOrAdmin' && caller?.role !== 'admin')
+  /**
+   * The filters of a change by filter: the declared ones given (at least one), narrowed as a list of
+   * the caller's is, and to the caller's own rows where the rule of the change or of the bulk write says so.
+   */
+  const whereOf = (caller: Caller, given: Readonly<Record<string, unknown>>, rules: ReadonlyArray<AccessRule | false>): Record<string, unknown> => {
+    for (const name of Object.keys(given)) if (!declaredFilters.includes(name) && given[name] !== undefined) throw badRequest(`${name} is not a filter of ${plural}; filters: ${declaredFilters.join(', ')}`, name)
+    const named = Object.fromEntries(declaredFilters.filter((name) => given[name] !== undefined && given[name] !== null).map((name) => [name, given[name]]))
+    if (Object.keys(named).length === 0) throw badRequest(`a change of ${plural} by filter needs at least one filter: ${declaredFilters.join(', ')}`)
+    const filters = filtersOf(caller, checkInput<Record<string, unknown>>(resource.schemas.listQuery, named), undefined)
+    if (rules.some((rule) => ownRowsOnly(rule, caller))) filters[OWNER_FILTER] = caller?.sub ?? 0
+    return filters
+  }
+  /** Locks the rows `filters` find, refusing more than `bulkMaxItems` of them before anything changes. */
+  const lockingWhere = (filters: Record<string, unknown>) => async (trx: Db): Promise<number[]> => {
+    const max = bulkMax()
+    const ids = await data.lockWhere(trx, filters, max + 1)
+    if (ids.length > max) throw unprocessable(`more than ${max} ${plural} match these filters: narrow them (at most ${max} rows are changed at once)`)
+    return ids
+  }
+  const bulkResult = (rows: readonly Row[]): BulkResult => ({ count: rows.length, ids: rows.map((row) => Number(row[key])) })
 
   /** Runs `fn` once the write has committed: at once, or when the caller's transaction commits. */
   const afterCommitOf = (options: WriteOptions | CreateOptions) => (fn: () => void): void => {
@@ -264,6 +315,42 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
       const row = await writes.create(options.db ?? app.db, caller, checkInput(resource.schemas.create, body), environment(options), options.parent)
       afterCommitOf(options)(() => { announce(app, resource, 'created', row) })
       return row
+    },
+    async createMany (caller, bodies, options = {}) {
+      admitted(auth.create, caller, `create of ${name}`)
+      if (!resource.bulk.create) throw badRequest(`${plural} are created one at a time: send one object`)
+      const max = bulkMax()
+      if (!Array.isArray(bodies) || bodies.length === 0 || bodies.length > max) throw badRequest(`a batch takes 1 to ${max} items`)
+      if (options.parent !== undefined) checkedId(options.parent, 'parent')
+      // Every body is checked before anything is written: the first refused decides.
+      const checked = bodies.map((body, index) => {
+        try {
+          if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('must be an object')
+          return checkInput<Record<string, unknown>>(resource.schemas.create, body)
+        } catch (error) {
+          throw itemError(index, error)
+        }
+      })
+      const rows = await writes.createMany(options.db ?? app.db, caller, checked, environment(options), options.parent)
+      afterCommitOf(options)(() => { for (const row of rows) announce(app, resource, 'created', row) })
+      return rows
+    },
+    async updateWhere (caller, filters, values, options = {}) {
+      admitted(resource.bulk.update, caller, `change by filter of ${plural}`)
+      admitted(auth.update, caller, `change of ${name}`)
+      const where = whereOf(caller, filters, [resource.bulk.update, auth.update])
+      const rows = await writes.updateMany(options.db ?? app.db, caller, lockingWhere(where), checkInput(resource.schemas.patch, values), environment(options))
+      afterCommitOf(options)(() => { for (const row of rows) announce(app, resource, 'updated', row) })
+      return bulkResult(rows)
+    },
+    async removeWhere (caller, filters, options = {}) {
+      admitted(resource.bulk.delete, caller, `deletion by filter of ${plural}`)
+      admitted(auth.delete, caller, `deletion of ${name}`)
+      const where = whereOf(caller, filters, [resource.bulk.delete, auth.delete])
+      const db = options.db ?? app.db
+      const rows = await writes.removeMany(typeof db === 'function' ? await db() : db, caller, lockingWhere(where), environment(options))
+      afterCommitOf(options)(() => { for (const row of rows) announce(app, resource, 'deleted', row) })
+      return bulkResult(rows)
     },
     async update (caller, id, values, options = {}) {
       admitted(auth.update, caller, `change of ${name}`)

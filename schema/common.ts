@@ -65,6 +65,12 @@ export const ListOf = <T extends TSchema>(item: T) => Type.Object({
   meta: Type.Optional(NumberedMeta)
 })
 
+/** What a change or deletion by filter answers (CONTRACT §14): how many rows, and their ids. */
+export const BulkAnswer = Type.Object({
+  count: Type.Integer({ minimum: 0, description: 'How many rows were changed (or deleted).' }),
+  ids: Type.Array(Type.Integer(), { description: 'Their ids, in ascending order.' })
+}, { additionalProperties: false })
+
 /** Every representation is returned whole unless `fields=` narrows it, so only `id` is certain. */
 export const Selectable = <T extends Record<string, TSchema>>(properties: T) =>
   Type.Composite([Type.Object({ id: Id }), Type.Partial(Type.Object(properties))])

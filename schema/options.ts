@@ -103,6 +103,12 @@ export const TandemOptionsSchema = Type.Object({
    * client could choose its address and step around the per-address limits. @example '10.0.0.0/8,127.0.0.1'
    */
   trustProxy: Type.Optional(Type.String({ minLength: 1, pattern: '^(false|[0-9]+|[0-9A-Fa-f:.]+(/[0-9]+)?(\\s*,\\s*[0-9A-Fa-f:.]+(/[0-9]+)?)*)$' })),
+  /**
+   * Rows one bulk write may touch (CONTRACT §14): the items of an array `POST` (and of GraphQL's
+   * `create<Plural>(inputs:)`), and the rows a `PATCH`/`DELETE` by filter may match. More items are a
+   * 400 before any is looked at; more matching rows a 422, nothing changed. @example 500
+   */
+  bulkMaxItems: Type.Integer({ default: 100, minimum: 1, maximum: 10_000 }),
   /** Requests per window per caller. @example 1000 */
   rateLimitMax: Type.Integer({ default: 1000, minimum: 1 }),
   /** @example '1 minute' */

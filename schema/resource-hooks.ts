@@ -81,6 +81,14 @@ export interface ResourceHooks<Row = Values> {
   afterCreate?: (context: WriteContext & { values: Values, input: Readonly<Values>, row: Row }) => Returns<Row>
   beforeUpdate?: (context: WriteContext & { values: Values, input: Readonly<Values>, current: Row }) => Returns<Values>
   afterUpdate?: (context: WriteContext & { values: Values, input: Readonly<Values>, current: Row, row: Row }) => Returns<Row>
+  /**
+   * First in the transaction of a create of many rows (an array `POST`, GraphQL `create{Plural}`),
+   * before any item's hooks run or its row is written, with every item's checked body (`inputs`, in
+   * the order given): take here, in one fixed order, the locks the items will take one by one, so that
+   * two batches never wait for each other in a cycle (an order's products, locked by id). Also with a
+   * declaration's own `create`.
+   */
+  beforeCreateMany?: (context: WriteContext & { inputs: ReadonlyArray<Readonly<Values>> }) => Returns<never>
   beforeDelete?: (context: WriteContext & { current: Row }) => Returns<never>
   /** `row` is the deleted row, as it was. */
   afterDelete?: (context: WriteContext & { row: Row }) => Returns<never>

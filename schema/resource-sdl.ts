@@ -23,7 +23,13 @@ export function graphqlNames (resource: Resource) {
     listConnection: `${resource.plural}Connection`,
     create: `create${type}`,
     update: `update${type}`,
-    remove: `delete${type}`
+    remove: `delete${type}`,
+    /** The bulk writes (CONTRACT §14): `createLabels(inputs:)`, `updateLabels(where:, input:)`, `deleteLabels(where:)`. */
+    createMany: `create${capitalized(resource.plural)}`,
+    updateMany: `update${capitalized(resource.plural)}`,
+    removeMany: `delete${capitalized(resource.plural)}`,
+    /** The filters of a change or deletion by filter, as an input. */
+    where: `${type}Filter`
   }
 }
 
@@ -181,6 +187,24 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
     const actions = actionSdl(resource, names.type)
     const relations = resolveRelations(resource, known)
     const { owner, ownerOnCreate } = resource.declaration
+    const { bulk } = resource
+    const bulkMutations = [
+      ...!bulk.create
+        ? []
+        : [`  ${described(`Creates ${aOrAn(resource.name)} from each input (1 to BULK_MAX_ITEMS) in one transaction, as ${names.create} does: all of them, in the order given, or none.`)}`,
+            `  ${names.createMany}(inputs: [${names.createInput}!]!): [${names.type}!]!`],
+      ...bulk.update === false
+        ? []
+        : [`  ${described(`Changes the fields given of every ${resource.name} the filters find (at least one; at most BULK_MAX_ITEMS rows), in one transaction.`)}`,
+            `  ${names.updateMany}(where: ${names.where}!, input: ${names.updateInput}!): BulkChange!`],
+      ...bulk.delete === false
+        ? []
+        : [`  ${described(`Deletes every ${resource.name} the filters find (at least one; at most BULK_MAX_ITEMS rows), in one transaction.`)}`,
+            `  ${names.removeMany}(where: ${names.where}!): BulkChange!`]
+    ]
+    const whereInput = bulk.update === false && bulk.delete === false
+      ? []
+      : [`${described(`The filters of a change or deletion of ${resource.plural} by filter: at least one.`)}`, `input ${names.where} {`, ...resource.filters.map((filter) => `  ${argument(filter)}`), '}']
     // A write whose rule is `false` has no mutation (nor input).
     const mutations = [
       ...resource.auth.create === false
@@ -193,7 +217,8 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
       ...resource.auth.delete === false
         ? []
         : [`  ${described(`Deletes the ${resource.name}; false when there was none.`)}`, `  ${names.remove}(id: ID!): Boolean`],
-      ...actions.mutations
+      ...actions.mutations,
+      ...bulkMutations
     ]
     // A create that may name its owner takes it, optionally.
     const namedOwner = ownerOnCreate === undefined || owner === undefined ? [] : [`  ${described('Left out: the caller.')}`, field(owner, false)]
@@ -251,6 +276,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
       `type ${names.connection} {\n  edges: [${names.edge}!]!\n  pageInfo: PageInfo!\n}`,
       ...resource.auth.create === false ? [] : createInput,
       ...updateInput,
+      ...whereInput,
       ...actions.inputs,
       ...[...objectTypes.values()],
       'extend type Query {',

@@ -16,6 +16,12 @@ export type ResourceWrite = Exclude<ResourceAction, 'read'>
  * not offer at all (no route, no mutation, no OpenAPI entry). Reads are always offered.
  */
 export type ResourceAuth = { read: AccessRule } & Record<ResourceWrite, AccessRule | false>
+/** The bulk writes of a declared resource: whether an array POST creates, and the rule of a change and of a deletion by filter (`false`: not offered). */
+export interface ResourceBulk {
+  create: boolean
+  update: AccessRule | false
+  delete: AccessRule | false
+}
 /** What a declared resource announces after a write commits: GraphQL subscriptions `labelCreated`… */
 export type ResourceEvent = 'created' | 'updated' | 'deleted'
 
@@ -323,6 +329,17 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
    * required arguments: `{ created: { subscription: 'commentAdded', require: ['post_id'] } }`. Default: none.
    */
   events?: readonly ResourceEvent[] | Readonly<Partial<Record<ResourceEvent, EventDeclaration<Field<R>>>>>
+  /**
+   * Writes of many rows in one request (CONTRACT §14). An array `POST /{plural}` (GraphQL
+   * `create{Plural}(inputs:)`) creates its items in one transaction under the create's rules; `create:
+   * false` refuses arrays (400), for creates that must stay one by one (a sign-up). `update` and
+   * `delete`, each a rule as `auth`'s, offer `PATCH /{plural}?<filters>` and `DELETE /{plural}?<filters>`
+   * (GraphQL `update{Plural}(where:, input:)`, `delete{Plural}(where:)`): at least one declared filter,
+   * each row under the resource's own rules too, owner rules narrowing to the caller's rows. Default:
+   * arrays created, no change or deletion by filter.
+   * @example { update: 'admin', delete: 'owner' }
+   */
+  bulk?: { create?: boolean, update?: Exclude<AccessRule, 'public'> | false, delete?: Exclude<AccessRule, 'public'> | false }
   /** A create that takes a body of its own and writes the row itself (see `CreateDeclaration`). */
   create?: CreateDeclaration<Static<R>>
   /** Business rules inside the writes' transactions, in both styles (see `ResourceHooks`). */
@@ -356,6 +373,8 @@ export interface Resource<R extends TObject = TObject> {
   readonly filters: readonly ResourceFilter[]
   /** The declared events, with their subscriptions. */
   readonly events: readonly ResourceEventSpec[]
+  /** The bulk writes it offers (`bulk`, its defaults filled in): arrays created or not, a rule or `false` for a change and a deletion by filter. */
+  readonly bulk: Readonly<ResourceBulk>
   /** The `under` relation: the rows live under the row it names. */
   readonly under?: { readonly relation: string, readonly key: string, readonly target: string }
   /**
@@ -396,7 +415,7 @@ export type RowOf<T> = T extends Resource<infer R> ? Static<R> : never
 const LIST_PARAMETERS = ['limit', 'cursor', 'page', 'offset', 'sort', 'order', 'total', 'fields', 'include', 'q', 'version', 'first', 'after']
 // The GraphQL types of the schema that a declared type would collide with. The built-in resources'
 // names are taken when they are served (rules/built-in-resources.ts), as any two resources' are.
-const TAKEN_NAMES = ['dateTime', 'pageInfo', 'authPayload', 'query', 'mutation', 'subscription']
+const TAKEN_NAMES = ['dateTime', 'pageInfo', 'authPayload', 'bulkChange', 'query', 'mutation', 'subscription']
 const camelCased = (name: string): string => name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
 
 /** The schema without its `null` branch: what a filter value in a query string is. */
@@ -499,7 +518,7 @@ function checkSingular<R extends TObject> (declaration: ResourceDeclaration<R>, 
     check((declared as { under?: unknown }).under === undefined, declaration, `relation ${relation}: a singularOf resource lives under its parent already: under does not apply`)
     check((declared as { listed?: unknown }).listed === undefined, declaration, `relation ${relation}: a singularOf resource is never listed: listed does not apply`)
   }
-  for (const hook of ['beforeCreate', 'afterCreate', 'beforeDelete', 'afterDelete']) {
+  for (const hook of ['beforeCreate', 'afterCreate', 'beforeCreateMany', 'beforeDelete', 'afterDelete']) {
     check((declaration.hooks as Record<string, unknown> | undefined)?.[hook] === undefined, declaration, `a singularOf resource has no create nor delete: hook ${hook} would never run`)
   }
 }
@@ -599,6 +618,18 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   // A create of its own takes its input instead of the writable fields.
   check(declaration.writable.length > 0 || ((auth.create === false || declaration.create !== undefined) && auth.update === false), declaration, 'at least one field must be writable')
   check(declaration.create === undefined || auth.create !== false, declaration, 'create is declared, but its rule is false')
+  const bulk: ResourceBulk = { create: declaration.bulk?.create ?? auth.create !== false, update: declaration.bulk?.update ?? false, delete: declaration.bulk?.delete ?? false }
+  check(!bulk.create || auth.create !== false, declaration, 'bulk.create: the resource offers no create (auth.create is false)')
+  for (const write of ['update', 'delete'] as const) {
+    const rule = bulk[write]
+    if (rule === false) continue
+    check(auth[write] !== false, declaration, `bulk.${write}: the resource offers no ${write} (auth.${write} is false)`)
+    check(!rule.startsWith('owner') || declaration.owner !== undefined, declaration, `bulk.${write}: the rule ${rule} needs an \`owner\` field`)
+    check(filters.length > 0, declaration, `bulk.${write}: a ${write} by filter needs the resource to declare filters`)
+    check(declaration.singularOf === undefined && unders.length === 0, declaration, `bulk.${write}: the rows of a singularOf resource, or of one under a parent, are not listed at /{plural}`)
+  }
+  // The hook is given the row's id before its transaction opens; a change by filter finds its rows inside it.
+  check(bulk.update === false || hooks.prepareUpdate === undefined, declaration, 'bulk.update: prepareUpdate runs with a row\'s id before its transaction opens, and a change by filter finds its rows inside it')
   // An event of a write that is not served would never be announced; actions announce `updated` too.
   const announcedBy: Record<ResourceEvent, boolean> = {
     created: auth.create !== false,
@@ -662,6 +693,7 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     auth: Object.freeze(auth),
     filters: Object.freeze(filters.map((filter) => Object.freeze(filter))),
     events: Object.freeze(events.map((event) => Object.freeze(event))),
+    bulk: Object.freeze(bulk),
     ...under === undefined ? {} : { under: Object.freeze({ relation: under[0], key: under[1].key, target: underTarget as string }) },
     listedUnder: Object.freeze(listedUnder),
     ...fieldRules === undefined ? {} : { fieldRules },

@@ -1,0 +1,247 @@
+// Bulk writes (CONTRACT §14, issue 42): an array POST creates every item in one transaction under the
+// rules of one create, and a change or deletion by filter where the declaration offers it, in both
+// styles, through the served resource.
+import { sql, type Kysely } from 'kysely'
+import t from 'tap'
+import { defineResource, Type, unprocessable } from '../../index.js'
+import { adminToken, apiClient, authHeaders, body, build, errorCodes, graphql, signedIn } from '../helpers/app.js'
+
+type Task = { id: number, owner_id: number, title: string, done: boolean, rank: number }
+
+// A host resource with hooks: a title is trimmed before the insert, and an owner holds at most five
+// tasks (the hook counts the rows already written: in a batch, those of the items before it).
+const tasks = defineResource({
+  name: 'task',
+  table: 'tasks',
+  representation: Type.Object({
+    id: Type.Integer(),
+    owner_id: Type.Integer(),
+    title: Type.String({ minLength: 1, maxLength: 40 }),
+    done: Type.Boolean({ default: false }),
+    rank: Type.Integer()
+  }),
+  generated: ['id', 'rank'],
+  owner: 'owner_id',
+  writable: ['title', 'done'],
+  filters: ['done', 'owner_id', 'title'],
+  auth: { read: 'authenticated', create: 'authenticated', update: 'ownerOrAdmin', delete: 'ownerOrAdmin' },
+  bulk: { update: 'owner', delete: 'ownerOrAdmin' },
+  events: ['created', 'updated', 'deleted'],
+  hooks: {
+    async beforeCreate ({ trx, values }) {
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from tasks where owner_id = ${values.owner_id}`.execute(trx)
+      if ((rows[0]?.n ?? 0) >= 5) throw unprocessable('at most 5 tasks each', 'title')
+      return { ...values, title: String(values.title).trim(), rank: (rows[0]?.n ?? 0) + 1 }
+    },
+    async beforeUpdate ({ values }) {
+      if (values.title === 'forbidden') throw unprocessable('not this title', 'title')
+    }
+  }
+})
+
+// Creates that must stay one by one.
+const invites = defineResource({
+  name: 'invite',
+  table: 'invites',
+  representation: Type.Object({ id: Type.Integer(), email: Type.String({ maxLength: 100 }) }),
+  generated: ['id'],
+  writable: ['email'],
+  bulk: { create: false }
+})
+
+const migrations = {
+  '0001_tasks': {
+    async up (db: Kysely<any>) {
+      await sql`create table tasks (
+        id serial primary key,
+        owner_id integer not null references users (id) on delete cascade,
+        title text not null unique,
+        done boolean not null default false,
+        rank integer not null)`.execute(db)
+      await sql`create table invites (id serial primary key, email text not null)`.execute(db)
+    }
+  }
+}
+
+async function setUp (t: Parameters<typeof build>[0], options: Parameters<typeof build>[1] = {}) {
+  const app = await build(t, { resources: [tasks, invites], migrations, ...options })
+  const ann = await signedIn(app, { name: 'Ann' })
+  const bob = await signedIn(app, { name: 'Bob' })
+  const rows = async () => (await sql<Task>`select id, owner_id, title, done, rank from tasks order by id`.execute(app.db)).rows
+  return { app, ann, bob, asAnn: apiClient(app, ann.headers), asBob: apiClient(app, bob.headers), rows }
+}
+
+t.test('POST with an array creates every item in one transaction, with the hooks, defaults and owner of one create', async (t) => {
+  const { app, ann, asAnn, rows } = await setUp(t)
+  const res = await asAnn('POST', '/tasks', [{ title: ' first ' }, { title: 'second', done: true }, { title: 'third' }])
+  t.equal(res.statusCode, 201)
+  const answer = body<{ data: Task[] }>(res)
+  t.same(answer.data.map(({ title, done, owner_id: owner, rank }) => ({ title, done, owner, rank })), [
+    { title: 'first', done: false, owner: ann.id, rank: 1 },
+    { title: 'second', done: true, owner: ann.id, rank: 2 },
+    { title: 'third', done: false, owner: ann.id, rank: 3 }
+  ], 'in the order given; each hook saw the rows of the items before it')
+  t.same(Object.keys(body<{ data: Task[] }>(res)), ['data'])
+  t.same((await rows()).map(({ id }) => id), answer.data.map(({ id }) => id), 'written as answered')
+  t.equal(res.headers.location, undefined, 'no one row to point at')
+
+  const one = await asAnn('POST', '/tasks', { title: 'fourth' })
+  t.same([one.statusCode, body(one).title, typeof one.headers.location], [201, 'fourth', 'string'], 'one object is created as it always was')
+
+  // The served resource, as a host's own code calls it.
+  const made = await app.tandemResources(tasks).createMany(await app.accessTokens.authenticate({ headers: ann.headers } as never), [{ title: 'by the host' }])
+  t.match(made, [{ title: 'by the host', owner_id: ann.id, rank: 5 }])
+})
+
+t.test('a refused item: the status one create would get, field naming the item, and nothing written', async (t) => {
+  const { app, asAnn, rows } = await setUp(t)
+  await asAnn('POST', '/tasks', { title: 'taken' })
+
+  const invalid = await asAnn('POST', '/tasks', [{ title: 'a' }, { title: '' }, { title: 'c' }])
+  t.same([invalid.statusCode, body(invalid).field], [400, '[1].title'], 'a body the schema refuses')
+  const unknown = await asAnn('POST', '/tasks', [{ title: 'a' }, { title: 'b', colour: 'red' }])
+  t.same([unknown.statusCode, body(unknown).field], [400, '[1].colour'])
+  const notAnObject = await asAnn('POST', '/tasks', [{ title: 'a' }, 'b'])
+  t.same([notAnObject.statusCode, body(notAnObject).field], [400, '[1]'])
+  const duplicate = await asAnn('POST', '/tasks', [{ title: 'a' }, { title: 'b' }, { title: 'c' }, { title: 'taken' }])
+  t.same([duplicate.statusCode, body(duplicate).field], [409, '[3].title'], 'a constraint of the table')
+  const hook = await asAnn('POST', '/tasks', [{ title: 'a' }, { title: 'b' }, { title: 'c' }, { title: 'd' }, { title: 'e' }])
+  t.same([hook.statusCode, body(hook)], [422, { error: 'item 4: at most 5 tasks each', field: '[4].title' }], 'a hook refuses the fifth: the four before it count')
+  t.same((await rows()).map(({ title }) => title), ['taken'], 'nothing of any refused batch was written')
+
+  const empty = await asAnn('POST', '/tasks', [])
+  t.same([empty.statusCode, body(empty).error], [400, 'a batch takes 1 to 100 items'])
+  const tooMany = await asAnn('POST', '/tasks', Array.from({ length: 101 }, (_, n) => ({ title: `t${n}` })))
+  t.same([tooMany.statusCode, body(tooMany).error], [400, 'a batch takes 1 to 100 items'])
+  const signedOut = await apiClient(app)('POST', '/tasks', [{ title: 'a' }])
+  t.equal(signedOut.statusCode, 401, 'the create rule first')
+  const oneByOne = await asAnn('POST', '/invites', [{ email: 'a@example.com' }])
+  t.same([oneByOne.statusCode, body(oneByOne).error], [400, 'invites are created one at a time: send one object'], 'bulk: { create: false } refuses arrays')
+  t.equal((await asAnn('POST', '/invites', { email: 'a@example.com' })).statusCode, 201, 'one object still')
+  t.same((await rows()).map(({ title }) => title), ['taken'])
+})
+
+t.test('BULK_MAX_ITEMS bounds a batch, in both styles', async (t) => {
+  const { app, ann, asAnn, rows } = await setUp(t, { bulkMaxItems: 2 })
+  const res = await asAnn('POST', '/tasks', [{ title: 'a' }, { title: 'b' }, { title: 'c' }])
+  t.same([res.statusCode, body(res).error], [400, 'a batch takes 1 to 2 items'])
+  t.equal((await asAnn('POST', '/tasks', [{ title: 'a' }, { title: 'b' }])).statusCode, 201)
+  const made = await graphql(app, 'mutation { createTasks(inputs: [{title: "c"}, {title: "d"}, {title: "e"}]) { id } }', { headers: ann.headers })
+  t.same(errorCodes(made), ['BAD_USER_INPUT'])
+  t.equal((await rows()).length, 2)
+  const openapi = body<{ paths: Record<string, any> }>(await app.inject('/openapi.json'))
+  t.equal(openapi.paths['/api/v1/tasks'].post.requestBody.content['application/json'].schema.anyOf[1].maxItems, 2, 'OpenAPI says the bound')
+})
+
+t.test('an Idempotency-Key covers the whole batch', async (t) => {
+  const { asAnn, rows } = await setUp(t)
+  const batch = [{ title: 'a' }, { title: 'b' }]
+  const first = await asAnn('POST', '/tasks', batch, { 'idempotency-key': 'k1' })
+  const again = await asAnn('POST', '/tasks', batch, { 'idempotency-key': 'k1' })
+  t.same([first.statusCode, again.statusCode, again.headers['idempotent-replayed']], [201, 201, 'true'])
+  t.equal(again.body, first.body, 'the first answer again')
+  t.equal((await rows()).length, 2, 'written once')
+  const other = await asAnn('POST', '/tasks', [{ title: 'c' }], { 'idempotency-key': 'k1' })
+  t.same([other.statusCode, body(other).field], [422, 'Idempotency-Key'])
+
+  // A refused batch under a key writes nothing and gives the key back.
+  const refused = await asAnn('POST', '/tasks', [{ title: 'x' }, { title: 'a' }], { 'idempotency-key': 'k2' })
+  t.same([refused.statusCode, body(refused).field], [409, '[1].title'])
+  t.equal((await rows()).length, 2)
+  const retried = await asAnn('POST', '/tasks', [{ title: 'x' }, { title: 'y' }], { 'idempotency-key': 'k2' })
+  t.equal(retried.statusCode, 201)
+  t.equal((await rows()).length, 4)
+})
+
+t.test('events are announced per row, after the commit', async (t) => {
+  const { app, asAnn } = await setUp(t)
+  const heard: string[] = []
+  const emit = app.tandemEvents.emitter.emit.bind(app.tandemEvents.emitter)
+  app.tandemEvents.emitter.emit = ((message: { topic: string, payload: Record<string, { title?: string }> }, callback?: () => void) => {
+    heard.push(`${message.topic} ${String(message.payload.task?.title)}`)
+    return emit(message as never, callback as never)
+  }) as typeof app.tandemEvents.emitter.emit
+  await asAnn('POST', '/tasks', [{ title: 'a' }, { title: 'b' }])
+  await asAnn('POST', '/tasks', [{ title: 'c' }, { title: 'a' }])
+  await asAnn('PATCH', '/tasks?done=false', { done: true })
+  await asAnn('DELETE', '/tasks?title=b')
+  t.same(heard, ['taskCreated a', 'taskCreated b', 'taskUpdated a', 'taskUpdated b', 'taskDeleted b'], 'none for the refused batch')
+})
+
+t.test('GraphQL: createTasks(inputs:) with the same answer and errors', async (t) => {
+  const { app, ann, rows } = await setUp(t)
+  const made = await graphql(app, 'mutation ($inputs: [CreateTaskInput!]!) { createTasks(inputs: $inputs) { title done ownerId rank } }', { headers: ann.headers, variables: { inputs: [{ title: ' a ' }, { title: 'b', done: true }] } })
+  t.same(made.data, { createTasks: [{ title: 'a', done: false, ownerId: String(ann.id), rank: 1 }, { title: 'b', done: true, ownerId: String(ann.id), rank: 2 }] })
+  const refused = await graphql(app, 'mutation { createTasks(inputs: [{title: "c"}, {title: "a"}]) { id } }', { headers: ann.headers })
+  t.same([errorCodes(refused), refused.errors?.[0]?.extensions?.field], [['CONFLICT'], '[1].title'])
+  const invalid = await graphql(app, 'mutation { createTasks(inputs: [{title: "c"}, {title: ""}]) { id } }', { headers: ann.headers })
+  t.same([errorCodes(invalid), invalid.errors?.[0]?.extensions?.field], [['BAD_USER_INPUT'], '[1].title'])
+  t.same(errorCodes(await graphql(app, 'mutation { createTasks(inputs: []) { id } }', { headers: ann.headers })), ['BAD_USER_INPUT'])
+  t.same(errorCodes(await graphql(app, 'mutation { createTasks(inputs: [{title: "z"}]) { id } }')), ['UNAUTHENTICATED'])
+  t.same((await rows()).map(({ title }) => title), ['a', 'b'])
+  const sdl = await graphql(app, '{ __type(name: "Mutation") { fields { name } } }')
+  const fields = (sdl.data?.__type.fields as Array<{ name: string }>).map(({ name }) => name)
+  t.ok(fields.includes('createTasks') && fields.includes('updateTasks') && fields.includes('deleteTasks'))
+  t.notOk(fields.includes('createInvites') || fields.includes('updateInvites'), 'not where the declaration does not offer them')
+})
+
+t.test('PATCH and DELETE by filter: at least one filter, the caller\'s rows only, count and ids', async (t) => {
+  const { app, ann, bob, asAnn, asBob, rows } = await setUp(t)
+  const mine = body<{ data: Task[] }>(await asAnn('POST', '/tasks', [{ title: 'a1' }, { title: 'a2' }, { title: 'a3', done: true }])).data
+  await asBob('POST', '/tasks', [{ title: 'b1' }, { title: 'b2' }])
+
+  const changed = await asAnn('PATCH', '/tasks?done=false', { done: true })
+  t.same([changed.statusCode, body(changed)], [200, { count: 2, ids: [mine[0]?.id, mine[1]?.id] }], 'an owner rule narrows to the caller\'s rows')
+  t.same((await rows()).map(({ title, done }) => `${title} ${String(done)}`), ['a1 true', 'a2 true', 'a3 true', 'b1 false', 'b2 false'], 'Bob\'s rows untouched')
+
+  const noFilter = await asAnn('PATCH', '/tasks', { done: false })
+  t.same([noFilter.statusCode, body(noFilter).error], [400, 'a change of tasks by filter needs at least one filter: done, owner_id, title'])
+  t.equal((await asAnn('DELETE', '/tasks')).statusCode, 400)
+  t.equal((await asAnn('PATCH', '/tasks?colour=red', { done: false })).statusCode, 400, 'an unknown filter')
+  t.equal((await asAnn('PATCH', '/tasks?done=true', { done: false, colour: 'red' })).statusCode, 400, 'the body of a PATCH')
+  const hook = await asAnn('PATCH', '/tasks?title=a1', { title: 'forbidden' })
+  t.same([hook.statusCode, body(hook).field], [422, 'title'], 'the update hooks run per row')
+  const none = await asAnn('PATCH', `/tasks?owner_id=${bob.id}`, { done: false })
+  t.same(body(none), { count: 0, ids: [] }, 'another\'s rows are not the caller\'s to change')
+
+  const deleted = await asBob('DELETE', '/tasks?done=false')
+  t.same([deleted.statusCode, body(deleted).count], [200, 2])
+  const admin = apiClient(app, await adminToken(app))
+  const all = await admin('DELETE', `/tasks?owner_id=${ann.id}`)
+  t.same(body(all), { count: 3, ids: mine.map(({ id }) => id) }, 'ownerOrAdmin: an administrator deletes anyone\'s')
+  t.same(await rows(), [])
+  const forAdmin = await admin('PATCH', '/tasks?done=true', { done: false })
+  t.same(body(forAdmin), { count: 0, ids: [] }, 'owner: an administrator has no rows of their own')
+  t.equal((await apiClient(app)('DELETE', '/tasks?done=true')).statusCode, 401)
+  t.equal((await asAnn('PATCH', '/invites?email=a', { email: 'b' })).statusCode, 404, 'not offered: no route')
+  t.equal((await asAnn('DELETE', '/invites?email=a')).statusCode, 404)
+})
+
+t.test('more matching rows than BULK_MAX_ITEMS: 422 and nothing changed', async (t) => {
+  const { app, ann, asAnn, rows } = await setUp(t, { bulkMaxItems: 2 })
+  await asAnn('POST', '/tasks', [{ title: 'a' }, { title: 'b' }])
+  await asAnn('POST', '/tasks', [{ title: 'c' }])
+  const res = await asAnn('PATCH', '/tasks?done=false', { done: true })
+  t.same([res.statusCode, body(res).error], [422, 'more than 2 tasks match these filters: narrow them (at most 2 rows are changed at once)'])
+  t.equal((await asAnn('DELETE', '/tasks?done=false')).statusCode, 422)
+  t.same((await rows()).map(({ done }) => done), [false, false, false], 'nothing changed')
+  const refused = await graphql(app, 'mutation { deleteTasks(where: {done: false}) { count } }', { headers: ann.headers })
+  t.same(errorCodes(refused), ['BAD_USER_INPUT'])
+  t.equal((await rows()).length, 3)
+})
+
+t.test('GraphQL: updateTasks(where:, input:) and deleteTasks(where:)', async (t) => {
+  const { app, ann, asAnn, asBob, rows } = await setUp(t)
+  const mine = body<{ data: Task[] }>(await asAnn('POST', '/tasks', [{ title: 'a1' }, { title: 'a2' }])).data
+  await asBob('POST', '/tasks', [{ title: 'b1' }])
+  const changed = await graphql(app, 'mutation { updateTasks(where: {done: false}, input: {done: true}) { count ids } }', { headers: ann.headers })
+  t.same(changed.data, { updateTasks: { count: 2, ids: mine.map(({ id }) => String(id)) } })
+  t.same(errorCodes(await graphql(app, 'mutation { updateTasks(where: {}, input: {done: true}) { count } }', { headers: ann.headers })), ['BAD_USER_INPUT'], 'at least one filter')
+  const deleted = await graphql(app, `mutation { deleteTasks(where: {ownerId: "${ann.id}"}) { count ids } }`, { headers: ann.headers })
+  t.same(deleted.data, { deleteTasks: { count: 2, ids: mine.map(({ id }) => String(id)) } })
+  t.same((await rows()).map(({ title, done }) => `${title} ${String(done)}`), ['b1 false'])
+  const anonymous = await graphql(app, 'mutation { deleteTasks(where: {done: false}) { count } }')
+  t.same(errorCodes(anonymous), ['UNAUTHENTICATED'])
+  const stranger = await graphql(app, 'mutation { deleteTasks(where: {done: false}) { count ids } }', { headers: await authHeaders(app, { id: 999 }) })
+  t.same(stranger.data, { deleteTasks: { count: 0, ids: [] } })
+})
