@@ -21,6 +21,8 @@ export const products = defineResource({
   },
   search: ['name', 'description'],
   auth: { read: 'public', create: 'admin', update: 'admin', delete: 'admin' },
+  // The catalogue is kept in batches: re-priced or cleared out by category (an ordered product still refuses).
+  bulk: { update: 'admin', delete: 'admin' },
   hooks: {
     beforeCreate ({ values }) { checkPrice(values) },
     beforeUpdate ({ values }) { checkPrice(values) },
