@@ -100,6 +100,19 @@ export async function placeOrder (trx: Db, userId: number, lines: readonly Order
   return { ...order, items }
 }
 
+/**
+ * Takes, inside `trx`, the locks a batch of orders will take one order at a time, all at once and in
+ * the order a single order takes them: the user's, then the products' in id order. Each order of the
+ * batch then finds its products locked already, so that two batches (or a batch and single orders,
+ * or a cancellation) never wait for each other in a cycle: without it, a batch whose first order
+ * takes product 5 and whose second takes product 3 could deadlock with one that does the reverse.
+ */
+export async function lockForOrders (trx: Db, userId: number, lines: readonly OrderLine[]): Promise<void> {
+  const ids = [...new Set(lines.map((line) => line.product_id))].sort((a, b) => a - b)
+  await trx.selectFrom('users').select('id').where('id', '=', userId).forKeyShare().execute()
+  if (ids.length > 0) await trx.selectFrom('products').select('id').where('id', '=', sql<number>`any(${idArray(ids)}::bigint[])`).orderBy('id').forUpdate().execute()
+}
+
 const transitions = {
   pay: { to: 'paid', from: ['pending'] },
   ship: { to: 'shipped', from: ['paid'] },

@@ -3,7 +3,7 @@
 // owner or an administrator cancels one, an administrator marks it paid and shipped. They are never
 // changed nor deleted otherwise. The stock they take and give back is the data layer's (db/orders.ts).
 import type { Static } from '@sinclair/typebox'
-import { itemsOf, moveOrder, placeOrder, type OrderLine, type Transition } from '../db/orders.js'
+import { itemsOf, lockForOrders, moveOrder, placeOrder, type OrderLine, type Transition } from '../db/orders.js'
 import { CreateOrderBody, Order } from '../schema/orders.js'
 import { defineResource } from '../schema/resource.js'
 import type { ActionDeclaration } from '../schema/resource-hooks.js'
@@ -29,6 +29,12 @@ export const orders = defineResource({
     summary: 'Place an order; its stock is taken at once',
     // The rule is `authenticated`: there is always a caller.
     run: async ({ trx, caller, input }) => await placeOrder(trx, caller?.sub as number, input.items as OrderLine[])
+  },
+  hooks: {
+    // A batch of orders locks every product it takes first, in id order, as one order does.
+    beforeCreateMany: async ({ trx, caller, inputs }) => {
+      await lockForOrders(trx, caller?.sub as number, inputs.flatMap((input) => input.items as OrderLine[]))
+    }
   },
   sort: ['created_at', 'total'],
   filters: ['status', 'user_id'],
