@@ -25,7 +25,7 @@ export type { Caller, CreateOptions, ListOptions, ListRequest, ReadOptions, Reso
 export type { TandemResources } from './rules/served-resources.js'
 export { resourceSdl } from './schema/resource-sdl.js'
 export { Type, type Static } from '@sinclair/typebox'
-export { TandemError, errorCodes, badRequest, conflict, forbidden, notFound, unprocessable, type ErrorCode } from './schema/errors.js'
+export { TandemError, errorCodes, badRequest, conflict, forbidden, notFound, refusedItem, unprocessable, type ErrorCode } from './schema/errors.js'
 export { openOutboxMessage } from './plugins/one-time-tokens.js'
 export { connect, type Db } from './db/connect.js'
 export type { Database } from './db/types.js'

@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import { badRequest, conflict, unprocessable } from '../schema/errors.js'
+import { badRequest, conflict, refusedItem, unprocessable } from '../schema/errors.js'
 import type { Db } from './connect.js'
 import { inTransaction } from './transaction.js'
 import { idArray } from './relations.js'
@@ -111,6 +111,58 @@ export async function lockForOrders (trx: Db, userId: number, lines: readonly Or
   const ids = [...new Set(lines.map((line) => line.product_id))].sort((a, b) => a - b)
   await trx.selectFrom('users').select('id').where('id', '=', userId).forKeyShare().execute()
   if (ids.length > 0) await trx.selectFrom('products').select('id').where('id', '=', sql<number>`any(${idArray(ids)}::bigint[])`).orderBy('id').forUpdate().execute()
+}
+
+/** Numbers as one array parameter, in order and repeats kept (`idArray` keeps each id once). */
+const list = (values: readonly number[]): string => `{${values.join(',')}}`
+
+/**
+ * Places a batch of orders of one user inside `trx` (the orders' `create.runMany`), as `placeOrder`
+ * places each, in four statements whatever their number: the user and every product the batch takes
+ * locked at once (`lockForOrders`: in id order, as one order takes them), the stock of every product
+ * taken in one update, the orders and their items inserted in one statement each. The orders are
+ * served in the order given, each from what the ones before it left: the first that cannot be (a
+ * product listed twice, unknown, or short) refuses the batch, named (`[3].items.0.quantity`).
+ */
+export async function placeOrders (trx: Db, userId: number, orders: ReadonlyArray<readonly OrderLine[]>): Promise<Order[]> {
+  orders.forEach((lines, index) => {
+    const seen = new Map<number, number>()
+    lines.forEach((line, at) => {
+      const first = seen.get(line.product_id)
+      if (first !== undefined) throw refusedItem(index, badRequest(`product ${line.product_id} is already in items.${first}; list each product once`, `items.${at}.product_id`))
+      seen.set(line.product_id, at)
+    })
+  })
+  const lines = orders.flat()
+  await lockForOrders(trx, userId, lines)
+  const ids = [...new Set(lines.map((line) => line.product_id))]
+  const found = await trx.selectFrom('products').select(['id', 'stock', 'price']).where('id', '=', sql<number>`any(${idArray(ids)}::bigint[])`).execute()
+  const products = new Map(found.map((product) => [Number(product.id), { stock: product.stock, price: product.price }]))
+  const placed = orders.map((lines, index) => {
+    const items: OrderItem[] = []
+    let cents = 0
+    // In product id order, as `placeOrder` takes them: the same line is the one found short.
+    for (const line of [...lines].sort((a, b) => a.product_id - b.product_id)) {
+      const at = lines.indexOf(line)
+      const product = products.get(line.product_id)
+      if (product === undefined) throw refusedItem(index, unprocessable(`product ${line.product_id} does not exist`, `items.${at}.product_id`))
+      if (product.stock < line.quantity) throw refusedItem(index, unprocessable(`product ${line.product_id} has only ${product.stock} in stock`, `items.${at}.quantity`))
+      product.stock -= line.quantity
+      items.push({ product_id: line.product_id, quantity: line.quantity, unit_price: product.price })
+      cents += Math.round(product.price * 100) * line.quantity
+    }
+    if (cents > MAX_CENTS) throw refusedItem(index, unprocessable('the order total is too large', 'items'))
+    return { items, total: cents / 100 }
+  })
+  // What every product gives, in one statement; the products are locked, so their stock is what was read.
+  const taken = [...products.entries()]
+  await sql`update products set stock = taken.stock from unnest(${list(taken.map(([id]) => id))}::bigint[], ${list(taken.map(([, { stock }]) => stock))}::int[]) as taken (id, stock) where products.id = taken.id`.execute(trx)
+  // Ids come from the sequence in the order unnest gives the rows: sorted, they are the orders' order.
+  const inserted = await sql<Omit<Order, 'items'>>`insert into orders (user_id, total) select ${userId}, total from unnest(${list(placed.map(({ total }) => total))}::numeric[]) with ordinality as given (total, n) order by n returning ${sql.join(orderColumns.map((column) => sql.ref(column)))}`.execute(trx)
+  const rows = [...inserted.rows].sort((a, b) => Number(a.id) - Number(b.id))
+  const items = placed.flatMap(({ items }, index) => items.map((item) => ({ order_id: Number(rows[index]?.id), ...item })))
+  await sql`insert into order_items (order_id, product_id, quantity, unit_price) select * from unnest(${list(items.map((item) => item.order_id))}::bigint[], ${list(items.map((item) => item.product_id))}::bigint[], ${list(items.map((item) => item.quantity))}::int[], ${list(items.map((item) => item.unit_price))}::numeric[])`.execute(trx)
+  return rows.map((row, index) => ({ ...row, items: placed[index]?.items ?? [] }))
 }
 
 const transitions = {

@@ -7,7 +7,7 @@ import type { Precondition } from '../db/locked-write.js'
 import type { Row } from '../db/pagination.js'
 import type { Around, ResourceData } from '../db/resource.js'
 import type { AccessUser } from '../plugins/auth.js'
-import { notFound, TandemError } from '../schema/errors.js'
+import { notFound, refusedItem, TandemError } from '../schema/errors.js'
 import { inBatch } from '../db/transaction.js'
 import { servedRelations } from '../schema/relation-targets.js'
 import type { Resource } from '../schema/resource.js'
@@ -98,8 +98,7 @@ async function unlessHidden<T> (write: () => Promise<T>): Promise<T | undefined>
 export function itemError (index: number, error: unknown): unknown {
   const known = error instanceof TandemError ? error : fromDatabaseError(error)
   if (known === undefined || known.statusCode >= 500) return error
-  const field = `[${index}]${known.field === undefined ? '' : `.${known.field}`}`
-  return Object.assign(new TandemError(known.code, `item ${index}: ${known.message}`, field), known.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: known.retryAfterSeconds })
+  return refusedItem(index, known)
 }
 
 /** `work`'s result, its error as the item's at `index` (see `itemError`). */
@@ -241,8 +240,15 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
       const items: Array<{ values: Values, input: Values }> = []
       if (ownCreate === undefined) for (const [index, body] of bodies.entries()) items.push(await asItem(index, async () => prepared(writeDb, caller, body, env, under)))
       const db = await opened(writeDb)
+      const runMany = ownCreate?.runMany
       return parentFound(async () => await committing(env, async (afterCommit) => inBatch(db, async (trx) => {
         await beforeCreateMany?.({ trx, caller, app: env.app, afterCommit, inputs: bodies })
+        // A create of its own that writes a whole batch at once: a few statements, not a few per item.
+        if (runMany !== undefined) {
+          const rows = await runMany({ trx, caller, app: env.app, afterCommit, inputs: bodies }) as Row[]
+          if (rows.length !== bodies.length) throw new Error(`${resource.name}: create.runMany answered ${rows.length} rows for ${bodies.length} items`)
+          return rows
+        }
         const rows: Row[] = []
         // One after the other: a hook of an item sees the rows of the items before it.
         for (const [index, body] of bodies.entries()) {

@@ -50,6 +50,17 @@ export const rateLimited = (retryAfter: string) => new TandemError('TANDEM_ERR_R
 export const tooManyFor = (seconds: number) => Object.assign(rateLimited(`${seconds} seconds`), { retryAfterSeconds: seconds })
 export const unavailable = (message = 'database unavailable') => new TandemError('TANDEM_ERR_UNAVAILABLE', message)
 
+/**
+ * `error` as the refusal of the item at `index` of a batch (an array POST, `create<Plural>`): its
+ * `field` names the item, `[3].name` (`[3]` when it named none), and the message says which.
+ * @example throw refusedItem(3, unprocessable('out of stock', 'items.0.quantity'))  // field "[3].items.0.quantity"
+ */
+export function refusedItem (index: number, error: TandemError): TandemError {
+  const refused = new TandemError(error.code, `item ${index}: ${error.message}`, `[${index}]${error.field === undefined ? '' : `.${error.field}`}`)
+  if (error.retryAfterSeconds !== undefined) refused.retryAfterSeconds = error.retryAfterSeconds
+  return refused
+}
+
 const graphqlCodes: Partial<Record<ErrorCode, string>> = {
   TANDEM_ERR_BAD_REQUEST: 'BAD_USER_INPUT',
   TANDEM_ERR_UNAUTHENTICATED: 'UNAUTHENTICATED',

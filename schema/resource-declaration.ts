@@ -18,7 +18,7 @@ export const INPUT_NAME = /^[a-z][a-z0-9_]*$/
 export const GRAPHQL_NAME = /^[a-z][a-zA-Z0-9_]*$/
 
 export const RELATION_KINDS = ['belongsTo', 'hasMany', 'hasOne', 'manyToMany'] as const
-export const HOOKS = ['prepareCreate', 'beforeCreate', 'afterCreate', 'prepareUpdate', 'beforeUpdate', 'afterUpdate', 'beforeDelete', 'afterDelete', 'beforeCreateMany'] as const
+export const HOOKS = ['prepareCreate', 'beforeCreate', 'afterCreate', 'beforeCreateMany', 'prepareUpdate', 'beforeUpdate', 'afterUpdate', 'beforeDelete', 'afterDelete'] as const
 const RULES = ['public', 'authenticated', 'admin', 'owner', 'ownerOrAdmin'] as const
 const OPERATORS = ['=', '>=', '>', '<=', '<', 'positive', 'caseInsensitive'] as const
 const EVENTS = ['created', 'updated', 'deleted'] as const
@@ -122,7 +122,7 @@ const options: { [Option in keyof ResourceDeclaration]-?: TSchema } = {
   events: optional(Type.Union([Type.Array(oneOf(EVENTS), { expected: 'a list of events' }), closed(events, `an event (${listed(EVENTS)})`)], { expected: 'a list of events, or an object of events by name' })),
   bulk: optional(closed({ create: optional(Flag), update: optional(ChangeRule), delete: optional(ChangeRule) }, 'an option of bulk (create, update or delete)')),
   // A create's input fields were never held to a pattern, and are not now; an action's always were.
-  create: optional(closed({ input: objectSchema(/^/, 1, 'a Type.Object with at least one field'), summary: optional(Text), run: Fn }, 'an option of create (input, summary or run)')),
+  create: optional(closed({ input: objectSchema(/^/, 1, 'a Type.Object with at least one field'), summary: optional(Text), run: Fn, runMany: optional(Fn) }, 'an option of create (input, summary, run or runMany)')),
   hooks: optional(closed(hooks, `a hook (${listed(HOOKS)})`)),
   actions: optional(byName(NAME, 'lower camel case letters and digits', closed({
     auth: oneOf(['authenticated', 'admin', 'owner', 'ownerOrAdmin']),

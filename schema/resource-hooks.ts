@@ -143,6 +143,14 @@ export interface CreateDeclaration<Row = Values> {
   /** One line for the OpenAPI entry and the GraphQL description. @example 'Place an order' */
   summary?: string
   run: (context: WriteContext & { input: Values }) => Promise<Row>
+  /**
+   * Writes every item of a batch (an array `POST`, `create<Plural>`) at once, in the batch's
+   * transaction, instead of `run` once per item: set-based statements, a few for the whole batch.
+   * It refuses as `run` would, naming the item with `refusedItem(index, error)`, and returns the rows
+   * in the order given. Default: `run` for each item, one after the other.
+   * @example runMany: async ({ trx, caller, inputs }) => placeOrders(trx, caller!.sub, inputs.map((input) => input.items))
+   */
+  runMany?: (context: WriteContext & { inputs: ReadonlyArray<Values> }) => Promise<Row[]>
 }
 
 // Action `create` of `label` would be the mutation `createLabel`, which the resource already has.

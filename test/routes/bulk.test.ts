@@ -8,6 +8,8 @@ import { adminToken, apiClient, authHeaders, body, build, errorCodes, graphql, s
 
 type Task = { id: number, owner_id: number, title: string, done: boolean, rank: number }
 
+const batches: string[][] = []
+
 // A host resource with hooks: a title is trimmed before the insert, and an owner holds at most five
 // tasks (the hook counts the rows already written: in a batch, those of the items before it).
 const tasks = defineResource({
@@ -32,6 +34,10 @@ const tasks = defineResource({
       const { rows } = await sql<{ n: number }>`select count(*)::int as n from tasks where owner_id = ${values.owner_id}`.execute(trx)
       if ((rows[0]?.n ?? 0) >= 5) throw unprocessable('at most 5 tasks each', 'title')
       return { ...values, title: String(values.title).trim(), rank: (rows[0]?.n ?? 0) + 1 }
+    },
+    // First in a batch's transaction, with every item: here it only keeps what it was given.
+    beforeCreateMany ({ inputs }) {
+      batches.push(inputs.map((input) => String(input.title)))
     },
     async beforeUpdate ({ values }) {
       if (values.title === 'forbidden') throw unprocessable('not this title', 'title')
@@ -82,6 +88,7 @@ t.test('POST with an array creates every item in one transaction, with the hooks
     { title: 'third', done: false, owner: ann.id, rank: 3 }
   ], 'in the order given; each hook saw the rows of the items before it')
   t.same(Object.keys(body<{ data: Task[] }>(res)), ['data'])
+  t.same(batches.at(-1), [' first ', 'second', 'third'], 'beforeCreateMany was given every item, checked, in order')
   t.same((await rows()).map(({ id }) => id), answer.data.map(({ id }) => id), 'written as answered')
   t.equal(res.headers.location, undefined, 'no one row to point at')
 

@@ -41,7 +41,7 @@ const wrong: Array<[string, Record<string, unknown>, string]> = [
   ['an event', { events: [VALUE] }, 'events[0] must be one of created, updated or deleted'],
   ['an event by name', { events: { made: {} } }, 'events.made is not an event (created, updated or deleted)'],
   ['a subscription\'s name', { events: { created: { subscription: VALUE } } }, 'events.created.subscription must be lower camel case letters and digits'],
-  ['a hook that does not exist', { hooks: { beforeInsert: run } }, 'hooks.beforeInsert is not a hook (prepareCreate, beforeCreate, afterCreate, prepareUpdate, beforeUpdate, afterUpdate, beforeDelete or afterDelete)'],
+  ['a hook that does not exist', { hooks: { beforeInsert: run } }, 'hooks.beforeInsert is not a hook (prepareCreate, beforeCreate, afterCreate, beforeCreateMany, prepareUpdate, beforeUpdate, afterUpdate, beforeDelete or afterDelete)'],
   ['a hook that is not a function', { hooks: { afterCreate: VALUE } }, 'hooks.afterCreate must be a function'],
   ['an action\'s name', { actions: { 'archive-now': { auth: 'owner', run } } }, 'actions.archive-now: the name must be lower camel case letters and digits'],
   ['an action\'s rule', { actions: { archive: { auth: 'public', run } } }, 'actions.archive.auth must be one of authenticated, admin, owner or ownerOrAdmin'],
