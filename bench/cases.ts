@@ -20,6 +20,13 @@ export interface BenchCase {
   server: 'api' | 'baseline' | 'floor'
   /** Places orders: the stock of the bench products is checked afterwards. */
   writes: boolean
+  /** Rows each request creates, for the bulk-write cases, compared in rows/s. Default: none counted. */
+  rows?: number
+  /**
+   * `false`: left out of a full run of every case (whose passes fill its 10 minutes), run by `--quick`
+   * and by `--only`. Default: true.
+   */
+  inFullRun?: boolean
   requests: (context: CaseContext) => autocannon.Request[]
 }
 
@@ -46,6 +53,32 @@ const order = (context: CaseContext): autocannon.Request => ({
     const productId = context.productIds[Math.floor(Math.random() * context.productIds.length)]
     const quantity = 1 + Math.floor(Math.random() * 3)
     return { ...request, body: JSON.stringify({ items: [{ product_id: productId, quantity }] }) }
+  }
+})
+
+/** The size of a bulk-write case's batch, and of its single-row twin's concurrency-matched rows/s comparison. */
+export const BATCH = 100
+
+/** Orders of one unit of a random bench product: one body, or an array of `BATCH`, new for every request. */
+const orders = (context: CaseContext, batch: boolean): autocannon.Request => ({
+  method: 'POST',
+  path: '/api/v1/orders',
+  headers: { ...json, ...auth(context) },
+  setupRequest: (request) => {
+    const one = () => ({ items: [{ product_id: context.productIds[Math.floor(Math.random() * context.productIds.length)], quantity: 1 }] })
+    return { ...request, body: JSON.stringify(batch ? Array.from({ length: BATCH }, one) : one()) }
+  }
+})
+
+let entries = 0
+/** Rows of the declared `entries` (a create hook): one body, or an array of `BATCH`. */
+const entry = (context: CaseContext, batch: boolean): autocannon.Request => ({
+  method: 'POST',
+  path: '/api/v1/entries',
+  headers: { ...json, ...auth(context) },
+  setupRequest: (request) => {
+    const one = () => { entries++; return { name: `Entry ${entries}`, email: ` Entry${entries}@Example.com ` } }
+    return { ...request, body: JSON.stringify(batch ? Array.from({ length: BATCH }, one) : one()) }
   }
 })
 
@@ -163,11 +196,40 @@ export const cases: BenchCase[] = [
     requests: (c) => [graphql(c, GRAPHQL_NESTED)]
   },
   {
+    id: 'entries-create',
+    title: 'POST /entries (a declared host resource with a create hook), one row',
+    server: 'api',
+    writes: false,
+    rows: 1,
+    inFullRun: false,
+    requests: (c) => [entry(c, false)]
+  },
+  {
+    id: 'entries-create-batch',
+    title: `POST /entries with an array of ${BATCH} rows (one transaction)`,
+    server: 'api',
+    writes: false,
+    rows: BATCH,
+    inFullRun: false,
+    requests: (c) => [entry(c, true)]
+  },
+  {
     id: 'orders-create',
     title: 'POST /orders (1 line, random product)',
     server: 'api',
     writes: true,
+    rows: 1,
     requests: (c) => [order(c)]
+  },
+  {
+    // The twin of orders-create in rows/s: the same orders, BATCH to a request.
+    id: 'orders-create-batch',
+    title: `POST /orders with an array of ${BATCH} orders (1 line each, random products)`,
+    server: 'api',
+    writes: true,
+    rows: BATCH,
+    inFullRun: false,
+    requests: (c) => [orders(c, true)]
   },
   {
     id: 'mixed-90-10',

@@ -32,6 +32,8 @@ export interface CaseResult {
   serverRss: Rss
   /** Cores kept busy during the measured run, by whom. */
   cpu: CpuShare
+  /** For the cases that create rows (`rows` of the case): rows created per second, req/s × rows per request. */
+  rowsPerSec?: number
   /** For the write cases, over all runs of the case; `created` counts the 201 answers. */
   stock?: StockCheck & { created: number }
   /** With several passes: the req/s of each; the other figures are those of the median pass. */
@@ -153,6 +155,7 @@ export async function measure (bench: BenchCase, server: Server, context: CaseCo
   }
   const bad = fired.find((f) => f.firstBadBody !== undefined)?.firstBadBody
   if (bad !== undefined) caseResult.firstBadBody = bad
+  if (bench.rows !== undefined) caseResult.rowsPerSec = reqPerSec * bench.rows
   if (mark !== undefined) {
     caseResult.stock = { ...await checkStock(tools.db, mark), created: sum((r) => r.statusCodeStats?.['201']?.count ?? 0) }
   }

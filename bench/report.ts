@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { BATCH } from './cases.js'
 import type { CaseResult } from './measure.js'
 import type { ProfileSummary } from './profile.js'
 import type { Settings } from './settings.js'
@@ -58,6 +59,13 @@ function ratio (a: CaseResult | undefined, b: CaseResult | undefined): number | 
   return ratios.length === 0 ? undefined : median(ratios)
 }
 
+/** How `a`'s rows/s compares with `b`'s: their req/s ratio, by the rows each request creates. */
+function rowsRatio (a: CaseResult | undefined, b: CaseResult | undefined): number | undefined {
+  const requests = ratio(a, b)
+  if (requests === undefined || a?.rowsPerSec === undefined || b?.rowsPerSec === undefined || a.reqPerSec === 0 || b.reqPerSec === 0) return undefined
+  return requests * (a.rowsPerSec / a.reqPerSec) / (b.rowsPerSec / b.reqPerSec)
+}
+
 const rounded = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits
 
 export const REST_READS = ['floor-first-page', 'floor-first-page-jwt', 'floor-first-page-limited', 'rest-first-page', 'rest-declared-first-page', 'rest-deep-keyset', 'rest-second-page', 'rest-first-page-desc', 'rest-deep-offset', 'rest-products', 'rest-include-posts']
@@ -110,6 +118,9 @@ export function evaluateTargets (cases: CaseResult[], run?: { wallSeconds: numbe
     },
     atLeast('GraphQL flat vs REST first page', ratio(byId(cases, 'graphql-flat'), first), 0.8, '×'),
     atLeast('POST /orders', orders?.reqPerSec, 1000, ' req/s'),
+    // Bulk writes (issue 42, 6): rows/s of 100 rows a request against 100 single POSTs, at the same concurrency.
+    atLeast(`POST /entries (a host resource with a hook): rows/s, ${BATCH} a request vs one a request`, rowsRatio(byId(cases, 'entries-create-batch'), byId(cases, 'entries-create')), 10, '×'),
+    atLeast(`POST /orders: rows/s, ${BATCH} orders a request vs one a request`, rowsRatio(byId(cases, 'orders-create-batch'), orders), 10, '×'),
     {
       name: 'POST /orders and mixed: stock conserved',
       wanted: 'stock before − after = units ordered',
@@ -171,7 +182,8 @@ export function markdown (report: Report): string {
   for (const c of report.cases) {
     const passes = c.passes === undefined ? '' : ` (${c.passes.join(', ')})`
     const failed = c.non2xx + c.errors + c.badBodies
-    lines.push(`| ${c.id} | ${c.reqPerSec}${passes} | ${c.latencyMs.p50} | ${c.latencyMs.p99} | ${cell(report.ratioToBaseline[c.id])} | ` +
+    const rows = c.rowsPerSec === undefined || c.rowsPerSec === c.reqPerSec ? '' : `, ${c.rowsPerSec} rows/s`
+    lines.push(`| ${c.id} | ${c.reqPerSec}${passes}${rows} | ${c.latencyMs.p50} | ${c.latencyMs.p99} | ${cell(report.ratioToBaseline[c.id])} | ` +
       `${cell(c.sqlPerRequest)} | ${cell(c.sqlMsPerRequest)} | ${c.cpuUsPerRequest.server} + ${c.cpuUsPerRequest.postgres} | ` +
       `${cell(c.serverRss.peakMiB)} | ${failed} | ${c.cpu.other} |`)
   }
