@@ -55,6 +55,17 @@ const invites = defineResource({
   bulk: { create: false }
 })
 
+// Creates counted against the sign-up limits, each item of a batch once.
+const guests = defineResource({
+  name: 'guest',
+  table: 'guests',
+  representation: Type.Object({ id: Type.Integer(), email: Type.String({ maxLength: 100 }) }),
+  generated: ['id'],
+  writable: ['email'],
+  auth: { read: 'authenticated', create: 'public' },
+  createLimit: { kind: 'signUp', account: (body) => String(body.email) }
+})
+
 const migrations = {
   '0001_tasks': {
     async up (db: Kysely<any>) {
@@ -65,12 +76,13 @@ const migrations = {
         done boolean not null default false,
         rank integer not null)`.execute(db)
       await sql`create table invites (id serial primary key, email text not null)`.execute(db)
+      await sql`create table guests (id serial primary key, email text not null)`.execute(db)
     }
   }
 }
 
 async function setUp (t: Parameters<typeof build>[0], options: Parameters<typeof build>[1] = {}) {
-  const app = await build(t, { resources: [tasks, invites], migrations, ...options })
+  const app = await build(t, { resources: [tasks, invites, guests], migrations, ...options })
   const ann = await signedIn(app, { name: 'Ann' })
   const bob = await signedIn(app, { name: 'Bob' })
   const rows = async () => (await sql<Task>`select id, owner_id, title, done, rank from tasks order by id`.execute(app.db)).rows
@@ -273,4 +285,21 @@ t.test('the built-in products: arrays, and changes and deletions by filter for a
   t.same((await app.db.selectFrom('products').select(['name', 'price']).orderBy('id').execute()).map(({ name, price }) => `${name} ${price}`), ['Tea 5', 'Pot 5'], 'an ordered product refuses, and the batch deletes nothing')
   const cleared = await graphql(app, 'mutation { deleteProducts(where: {category: "kitchen", inStock: false}) { count } }', { headers: (await adminToken(app)) })
   t.same(cleared.data, { deleteProducts: { count: 1 } }, 'the one never ordered, in GraphQL')
+})
+
+t.test('createLimit counts every item of a batch, in both styles', async (t) => {
+  const { app } = await setUp(t)
+  const guest = (n: number) => ({ email: `guest${n}@example.com` })
+  const post = async (payload: object, remoteAddress: string) => app.inject({ method: 'POST', url: '/api/v1/guests', payload, remoteAddress })
+  // Ten sign-ups a minute per address and account: eleven for one account in one request is over.
+  const sameAccount = await post(Array.from({ length: 11 }, () => guest(1)), '10.9.0.1')
+  t.same([sameAccount.statusCode, typeof sameAccount.headers['retry-after']], [429, 'string'])
+  // Thirty per address: a batch of 31 accounts is over, one of 30 is not.
+  t.equal((await post(Array.from({ length: 31 }, (_, n) => guest(n)), '10.9.0.2')).statusCode, 429)
+  t.equal((await post(Array.from({ length: 30 }, (_, n) => guest(n)), '10.9.0.3')).statusCode, 201)
+  t.equal((await post(guest(99), '10.9.0.3')).statusCode, 429, 'the batch spent the address\'s thirty')
+  const inputs = Array.from({ length: 11 }, () => '{email: "guest1@example.com"}').join(', ')
+  const made = await graphql(app, `mutation { createGuests(inputs: [${inputs}]) { id } }`, { remoteAddress: '10.9.0.4' })
+  t.same(errorCodes(made), ['RATE_LIMITED'])
+  t.equal((await sql<{ n: number }>`select count(*)::int as n from guests`.execute(app.db)).rows[0]?.n, 30, 'only the batch within the limits')
 })
