@@ -39,6 +39,8 @@ export const users = defineResource({
     posts: { hasMany: 'post', key: 'author_id' }
   },
   auth: { read: 'authenticated', create: 'public', update: 'ownerOrAdmin', delete: 'ownerOrAdmin' },
+  // A sign-up is one account at a time: an array would be up to BULK_MAX_ITEMS password hashes for one anonymous request.
+  bulk: { create: false },
   hooks: {
     // Hashing is slow on purpose: it holds no transaction open. Without a password the account cannot
     // sign in until a reset sets one.

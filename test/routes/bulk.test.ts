@@ -137,6 +137,8 @@ t.test('a refused item: the status one create would get, field naming the item, 
   const oneByOne = await asAnn('POST', '/invites', [{ email: 'a@example.com' }])
   t.same([oneByOne.statusCode, body(oneByOne).error], [400, 'invites are created one at a time: send one object'], 'bulk: { create: false } refuses arrays')
   t.equal((await asAnn('POST', '/invites', { email: 'a@example.com' })).statusCode, 201, 'one object still')
+  const signUps = await apiClient(app)('POST', '/users', [{ name: 'Cy', email: 'cy@example.com', password: 'correct horse battery' }])
+  t.same([signUps.statusCode, body(signUps).error], [400, 'users are created one at a time: send one object'], 'a sign-up is one account at a time')
   t.same((await rows()).map(({ title }) => title), ['taken'])
 })
 
