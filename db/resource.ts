@@ -50,6 +50,12 @@ export interface ResourceData {
    */
   create: (db: Db, values: Values, around?: Around<undefined>, readable?: readonly ReadableKey[]) => Promise<Row>
   /**
+   * Inserts `rows` in as few statements as PostgreSQL's parameters allow (one for a batch of 100), in
+   * the transaction `db`: the rows written, in the order given (RETURNING answers an INSERT's rows in
+   * the order of its VALUES), loaded fields included. No readable-key check: give rows that need none.
+   */
+  createRows: (db: Db, rows: readonly Values[]) => Promise<Row[]>
+  /**
    * Locks the row, runs `check` on it, then writes; undefined when there is no such row. Each of
    * `readable` the write changes is checked in the update's statement, as a create checks them.
    */
@@ -212,6 +218,18 @@ export function resourceData (resource: Resource): ResourceData {
       // Without hooks the insert is one statement, and needs no transaction of its own.
       if (around === undefined) return completed(resource, db, await insert(db, values))
       return inTransaction(db, async (trx) => completed(resource, trx, await around(trx, undefined, async (written) => insert(trx, written))))
+    },
+    async createRows (db, rows) {
+      const written: Row[] = []
+      const width = Math.max(1, ...rows.map((row) => Object.keys(row).length))
+      // PostgreSQL takes at most 65,535 parameters a statement.
+      const chunk = Math.max(1, Math.floor(60_000 / width))
+      for (let at = 0; at < rows.length; at += chunk) {
+        written.push(...await untyped(db).insertInto(table).values(rows.slice(at, at + chunk) as Values[]).returning(columns).execute() as Row[])
+      }
+      const missing = resource.loaded.filter((field) => written.length > 0 && !(field in (written[0] as Row)))
+      if (missing.length > 0) await loadFields(resource, db, written, missing)
+      return written
     },
     async update (db, id, values, check, around, readable = []) {
       const set = async (trx: Db, current: Row, written: Values) => {

@@ -41,3 +41,19 @@ export async function inTransaction<T> (db: Db, work: (trx: Db) => Promise<T>): 
     throw error
   }
 }
+
+/**
+ * Runs `work` under a savepoint of the transaction `trx`, even inside a batch: a failure undoes `work`
+ * alone (a batch's rows inserted in one statement, which a constraint refuses) and `trx` stays usable.
+ */
+export async function underSavepoint<T> (trx: Db, work: () => Promise<T>): Promise<T> {
+  await sql`savepoint tandem_rows`.execute(trx)
+  try {
+    const result = await work()
+    await sql`release savepoint tandem_rows`.execute(trx)
+    return result
+  } catch (error) {
+    await sql`rollback to savepoint tandem_rows`.execute(trx)
+    throw error
+  }
+}

@@ -8,7 +8,7 @@ import type { Row } from '../db/pagination.js'
 import type { Around, ResourceData } from '../db/resource.js'
 import type { AccessUser } from '../plugins/auth.js'
 import { notFound, refusedItem, TandemError } from '../schema/errors.js'
-import { inBatch } from '../db/transaction.js'
+import { inBatch, underSavepoint } from '../db/transaction.js'
 import { servedRelations } from '../schema/relation-targets.js'
 import type { Resource } from '../schema/resource.js'
 import type { ResourceHooks } from '../schema/resource-hooks.js'
@@ -212,6 +212,33 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
   /** The row a declaration's own `create` writes. */
   const ownRow = async (db: Db, caller: AccessUser | undefined, body: Values, env: WriteEnvironment, afterCommit: (fn: Later) => void): Promise<Row> =>
     data.create(db, body, async (trx) => await (ownCreate as NonNullable<typeof ownCreate>).run({ trx, caller, app: env.app, afterCommit, input: body }) as Row)
+  const inOneStatement = resource.bulk.create === 'inOneStatement'
+  /**
+   * A batch's rows as `bulk: { create: 'inOneStatement' }` writes them: every item's `beforeCreate` in
+   * order, the rows in one statement, then every item's `afterCreate`. When the statement is refused (a
+   * constraint), the rows are inserted one at a time to find the first item the table refuses, and the
+   * batch ends with its error, named.
+   */
+  const insertedTogether = async (trx: Db, caller: AccessUser | undefined, items: ReadonlyArray<{ values: Values, input: Values }>, env: WriteEnvironment, afterCommit: (fn: Later) => void): Promise<Row[]> => {
+    const context = { caller, app: env.app, afterCommit }
+    const written: Values[] = []
+    for (const [index, { values, input }] of items.entries()) written.push(await asItem(index, async () => await beforeCreate?.({ ...context, trx, values, input }) ?? values))
+    let rows: Row[]
+    try {
+      rows = await underSavepoint(trx, async () => data.createRows(trx, written))
+    } catch (error) {
+      const known = fromDatabaseError(error)
+      if (known === undefined || known.statusCode >= 500) throw error
+      for (const [index, values] of written.entries()) await asItem(index, async () => data.create(trx, values))
+      throw error
+    }
+    if (afterCreate === undefined) return rows
+    const answered: Row[] = []
+    for (const [index, row] of rows.entries()) {
+      answered.push(await asItem(index, async () => await afterCreate({ ...context, trx, values: written[index] as Values, input: (items[index] as { input: Values }).input, row }) ?? row))
+    }
+    return answered
+  }
   /** `write`, whose parent (`under`) is found by the key's foreign key in the insert itself: no statement added, no race. */
   const parentFound = async <T>(write: () => Promise<T>): Promise<T> => {
     if (resource.under === undefined) return write()
@@ -249,6 +276,7 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
           if (rows.length !== bodies.length) throw new Error(`${resource.name}: create.runMany answered ${rows.length} rows for ${bodies.length} items`)
           return rows
         }
+        if (inOneStatement && ownCreate === undefined && readable(caller).length === 0) return insertedTogether(trx, caller, items, env, afterCommit)
         const rows: Row[] = []
         // One after the other: a hook of an item sees the rows of the items before it.
         for (const [index, body] of bodies.entries()) {

@@ -120,7 +120,7 @@ const options: { [Option in keyof ResourceDeclaration]-?: TSchema } = {
   }, 'an action (read, create, update or delete)')),
   relations: optional(byName(NAME, 'lower camel case letters and digits', Relation, 'an object of relations by name')),
   events: optional(Type.Union([Type.Array(oneOf(EVENTS), { expected: 'a list of events' }), closed(events, `an event (${listed(EVENTS)})`)], { expected: 'a list of events, or an object of events by name' })),
-  bulk: optional(closed({ create: optional(Flag), update: optional(ChangeRule), delete: optional(ChangeRule) }, 'an option of bulk (create, update or delete)')),
+  bulk: optional(closed({ create: optional(Type.Union([Type.Boolean(), Type.Literal('inOneStatement')], { expected: 'true, false or inOneStatement' })), update: optional(ChangeRule), delete: optional(ChangeRule) }, 'an option of bulk (create, update or delete)')),
   // A create's input fields were never held to a pattern, and are not now; an action's always were.
   create: optional(closed({ input: objectSchema(/^/, 1, 'a Type.Object with at least one field'), summary: optional(Text), run: Fn, runMany: optional(Fn) }, 'an option of create (input, summary, run or runMany)')),
   hooks: optional(closed(hooks, `a hook (${listed(HOOKS)})`)),

@@ -5,6 +5,7 @@ import { sql, type Kysely } from 'kysely'
 import t from 'tap'
 import { defineResource, Type, unprocessable } from '../../index.js'
 import { adminToken, apiClient, authHeaders, body, build, errorCodes, graphql, signedIn } from '../helpers/app.js'
+import { orders } from '../../rules/orders.js'
 
 type Task = { id: number, owner_id: number, title: string, done: boolean, rank: number }
 
@@ -66,6 +67,27 @@ const guests = defineResource({
   createLimit: { kind: 'signUp', account: (body) => String(body.email) }
 })
 
+// A batch inserted in one statement once every item's beforeCreate has run.
+const marks = defineResource({
+  name: 'mark',
+  table: 'marks',
+  representation: Type.Object({ id: Type.Integer(), owner_id: Type.Integer(), label: Type.String({ minLength: 1 }), seen: Type.Integer() }),
+  generated: ['id', 'seen'],
+  owner: 'owner_id',
+  writable: ['label'],
+  bulk: { create: 'inOneStatement' },
+  hooks: {
+    async beforeCreate ({ trx, values }) {
+      if (values.label === 'veto') throw unprocessable('not this label', 'label')
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from marks`.execute(trx)
+      return { ...values, label: String(values.label).trim(), seen: rows[0]?.n ?? 0 }
+    },
+    afterCreate ({ row }) {
+      return { ...row, label: `${String(row.label)}!` }
+    }
+  }
+})
+
 const migrations = {
   '0001_tasks': {
     async up (db: Kysely<any>) {
@@ -77,12 +99,13 @@ const migrations = {
         rank integer not null)`.execute(db)
       await sql`create table invites (id serial primary key, email text not null)`.execute(db)
       await sql`create table guests (id serial primary key, email text not null)`.execute(db)
+      await sql`create table marks (id serial primary key, owner_id integer not null, label text not null unique, seen integer not null)`.execute(db)
     }
   }
 }
 
 async function setUp (t: Parameters<typeof build>[0], options: Parameters<typeof build>[1] = {}) {
-  const app = await build(t, { resources: [tasks, invites, guests], migrations, ...options })
+  const app = await build(t, { resources: [tasks, invites, guests, marks], migrations, ...options })
   const ann = await signedIn(app, { name: 'Ann' })
   const bob = await signedIn(app, { name: 'Bob' })
   const rows = async () => (await sql<Task>`select id, owner_id, title, done, rank from tasks order by id`.execute(app.db)).rows
@@ -304,4 +327,25 @@ t.test('createLimit counts every item of a batch, in both styles', async (t) => 
   const made = await graphql(app, `mutation { createGuests(inputs: [${inputs}]) { id } }`, { remoteAddress: '10.9.0.4' })
   t.same(errorCodes(made), ['RATE_LIMITED'])
   t.equal((await sql<{ n: number }>`select count(*)::int as n from guests`.execute(app.db)).rows[0]?.n, 30, 'only the batch within the limits')
+})
+
+t.test("bulk: { create: 'inOneStatement' }: the hooks of every item, the rows in one statement, a refused item still named", async (t) => {
+  const { app, ann, asAnn } = await setUp(t)
+  const marksOf = async () => (await sql<{ label: string }>`select label from marks order by id`.execute(app.db)).rows.map(({ label }) => label)
+  const made = await asAnn('POST', '/marks', [{ label: ' a ' }, { label: 'b' }, { label: 'c' }])
+  t.same([made.statusCode, body<{ data: unknown[] }>(made).data], [201, [
+    { id: 1, owner_id: ann.id, label: 'a!', seen: 0 },
+    { id: 2, owner_id: ann.id, label: 'b!', seen: 0 },
+    { id: 3, owner_id: ann.id, label: 'c!', seen: 0 }
+  ]], 'in the order given, each after its afterCreate; the hooks ran before any row of the batch was written')
+  const taken = await asAnn('POST', '/marks', [{ label: 'd' }, { label: 'e' }, { label: 'b' }])
+  t.same([taken.statusCode, body(taken).field], [409, '[2].label'], 'a constraint names the item it refused')
+  const twice = await asAnn('POST', '/marks', [{ label: 'f' }, { label: 'g' }, { label: 'f' }])
+  t.same([twice.statusCode, body(twice).field], [409, '[2].label'], 'two items of one batch alike')
+  const vetoed = await asAnn('POST', '/marks', [{ label: 'h' }, { label: 'veto' }])
+  t.same([vetoed.statusCode, body(vetoed).field], [422, '[1].label'])
+  t.same(await marksOf(), ['a', 'b', 'c'], 'nothing of a refused batch')
+  const one = await asAnn('POST', '/marks', { label: 'i' })
+  t.same(body(one).seen, 3, 'one create as always')
+  t.throws(() => defineResource({ ...orders.declaration, name: 'order2', bulk: { create: 'inOneStatement' } } as never), /inOneStatement is for the rows Tandem inserts/)
 })
