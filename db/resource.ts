@@ -108,7 +108,7 @@ function splitFields (resource: Resource, fields: string | undefined): { columns
 /** Sets the loaded fields `names` on `rows`: one call of each field's `load` for all the rows. */
 export async function loadFields (resource: Resource, db: Db, rows: readonly Row[], names: readonly string[] = resource.loaded): Promise<void> {
   if (rows.length === 0) return
-  const declared = (resource.declaration.loaded ?? {}) as Readonly<Record<string, LoadedField>>
+  const declared = (resource.loaders ?? {}) as Readonly<Record<string, LoadedField>>
   const ids = rows.map((row) => Number(row[resource.key]))
   // One after the other: `db` may be a transaction, whose statements run one at a time anyway.
   for (const name of names) {
@@ -309,10 +309,10 @@ export function relationData (relation: Relation): RelationData {
     ? { where: (query, id) => query.where(sql<boolean>`${sql.ref(`${target.table}.id`)} in (select ${sql.ref(`tandem_link.${relation.otherKey as string}`)} from ${sql.table(relation.through as string)} as tandem_link where ${sql.ref(`tandem_link.${relation.key}`)} = ${id})`) }
     : { where: (query, id) => query.where(sql.ref(`${target.table}.${relation.key}`), '=', id) }
   const rule = target.resource?.auth.read
-  const owner = rule === 'owner' || rule === 'ownerOrAdmin' ? target.resource?.declaration.owner : undefined
+  const owner = rule === 'owner' || rule === 'ownerOrAdmin' ? target.resource?.owner : undefined
   const declared = target.resource
   const load = declared === undefined || declared.loaded.length === 0 ? undefined : async (db: Db, rows: readonly Row[]) => loadFields(declared, db, rows)
-  const search = declared?.declaration.search ?? []
+  const search = declared?.search ?? []
   return { relation, columns, list: { ...base, filters: { ...base.filters, [PARENT_FILTER]: parent } }, search, ...owner === undefined ? {} : { owner }, ...load === undefined ? {} : { load } }
 }
 

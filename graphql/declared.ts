@@ -66,11 +66,11 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
     const rules = resource.fieldRules
     if (rules !== undefined) types[names.type] = fieldRuleResolvers(rules)
     // A singular resource has no list, create or delete, and names a row by its key (`userId`).
-    const singular = resource.declaration.singularOf !== undefined
+    const singular = resource.singularOf !== undefined
     // GraphQL's names of the fields and write-only inputs, to the REST body's.
     const columnOf = new Map([
       ...resource.columns.map((column) => [camelCase(column), column] as const),
-      ...Object.entries(resource.declaration.inputs ?? {}).map(([input, { graphqlName }]) => [graphqlName ?? camelCase(input), input] as const)
+      ...Object.entries(resource.inputs ?? {}).map(([input, { graphqlName }]) => [graphqlName ?? camelCase(input), input] as const)
     ])
     // The rows as GraphQL answers, with the relations `nodes` select loaded below them.
     const answered = async (ctx: Context, rows: PageRow[], selection: Asked, caller: Caller = ctx.viewer): Promise<PageRow[]> =>
@@ -81,7 +81,7 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
     // An ID input field (`authorId`, `postId`) comes as text, and the body schema wants the integer.
     const idColumns = new Set([
       ...resource.columns.filter((column) => scalarOf(resource, column) === 'ID'),
-      ...Object.entries(resource.declaration.inputs ?? {}).filter(([input, { schema }]) => scalarOf(resource, input, schema) === 'ID').map(([input]) => input)
+      ...Object.entries(resource.inputs ?? {}).filter(([input, { schema }]) => scalarOf(resource, input, schema) === 'ID').map(([input]) => input)
     ])
     const asColumns = (input: Args): Row => Object.fromEntries(Object.entries(input).map(([field, value]) => {
       const column = columnOf.get(field) ?? field
@@ -90,7 +90,7 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
     // Filter arguments as the REST query string has them, checked by the same schema.
     // An ID filter (`…_id`) comes as text, and the query string's schema wants the integer.
     const idFilters = new Set(resource.filters.filter(({ field, op }) => op !== 'positive' && scalarOf(resource, field) === 'ID').map(({ name }) => name))
-    const filterNames = [...resource.filters.map(({ name }) => name), ...(resource.declaration.search ?? []).length > 0 ? ['q'] : []]
+    const filterNames = [...resource.filters.map(({ name }) => name), ...(resource.search ?? []).length > 0 ? ['q'] : []]
     const filtersOf = (args: Args): Row => {
       const filters: Row = {}
       for (const name of filterNames) {
@@ -150,13 +150,13 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
       Mutation[names.create] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
         const caller = await callerFor(ctx, create)
         // A create of its own takes its input, nested objects and lists included.
-        const values = resource.declaration.create === undefined ? asColumns(args.input as Args) : asBody(resource.schemas.create, args.input, 'input') as Row
+        const values = resource.create === undefined ? asColumns(args.input as Args) : asBody(resource.schemas.create, args.input, 'input') as Row
         // Under a parent, the input names it (`postId`), as the REST path does.
         const parent = under === undefined ? undefined : values[under] as number
         if (under !== undefined) delete values[under]
         const input = checkInput<Row>(resource.schemas.create, values)
         // The same attempt limits as the REST create.
-        const limit = resource.declaration.createLimit
+        const limit = resource.createLimit
         if (limit !== undefined && ctx.app.hasDecorator('limitAttempts')) await ctx.app.limitAttempts(ctx.reply.request, ctx.reply, limit.kind, limit.account(input))
         const row = await model.create(caller, input, { parent })
         // Answered whole, field rules or not: its caller wrote it.
@@ -171,7 +171,7 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
         let parent: number | undefined
         const inputs = given.map((item, index) => {
           try {
-            const values = resource.declaration.create === undefined ? asColumns(item) : asBody(resource.schemas.create, item, 'input') as Row
+            const values = resource.create === undefined ? asColumns(item) : asBody(resource.schemas.create, item, 'input') as Row
             // Under a parent, each input names it (`postId`): one parent per batch, as REST's path gives.
             if (under !== undefined) {
               if (parent !== undefined && values[under] !== parent) throw badRequest(`every input names the same ${camelCase(under)}`, camelCase(under))
@@ -184,7 +184,7 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
           }
         })
         // The same attempt limits as the REST create, once for each input.
-        const limit = resource.declaration.createLimit
+        const limit = resource.createLimit
         if (limit !== undefined && ctx.app.hasDecorator('limitAttempts')) {
           for (const [index, input] of inputs.entries()) await asItem(index, async () => { await ctx.app.limitAttempts(ctx.reply.request, ctx.reply, limit.kind, limit.account(checkInput<Row>(resource.schemas.create, input))) })
         }
@@ -220,7 +220,7 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
         const caller = await callerFor(ctx, update)
         const input = checkInput<Row>(resource.schemas.patch, asColumns(args.input as Args))
         const row = await model.update(caller, parseId(args[names.key], names.key), input)
-        if (row === undefined) throw notFound(resource.declaration.singularOf?.resource ?? resource.name)
+        if (row === undefined) throw notFound(resource.singularOf ?? resource.name)
         return (await answered(ctx, [{ ...row }], asked(info)))[0]
       }
     }
@@ -229,7 +229,7 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
         return await model.remove(await callerFor(ctx, remove), parseId(args.id, 'id')) !== undefined
       }
     }
-    for (const [name, action] of Object.entries(resource.declaration.actions ?? {})) {
+    for (const [name, action] of Object.entries(resource.actions ?? {})) {
       const inputFields = Object.entries(action.input?.properties ?? {})
       const fieldOf = new Map(inputFields.map(([field]) => [camelCase(field), field]))
       // An `ID` input field (`…_id`) comes as text, and the input schema wants the integer.
@@ -242,7 +242,7 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
         }))
         const input = action.input === undefined ? {} : checkInput<Row>(action.input, given)
         const row = await model.act(caller, name, parseId(args[names.key], names.key), input)
-        if (row === undefined) throw notFound(resource.declaration.singularOf?.resource ?? resource.name)
+        if (row === undefined) throw notFound(resource.singularOf ?? resource.name)
         return (await answered(ctx, [{ ...row }], asked(info)))[0]
       }
     }

@@ -45,7 +45,7 @@ function plannedRelation (relation: DeclaredRelation): PlannedRelation {
   const { target } = relation
   const link = linkOf(relation)
   const rule = target.resource?.auth.read
-  const owner = target.resource?.declaration.owner
+  const owner = target.resource?.owner
   const narrow = (rule === 'owner' || rule === 'ownerOrAdmin') && owner !== undefined && target.resource !== undefined ? { column: owner, resource: target.resource } : undefined
   return { type: targetTypeOf(target), link, needsCaller: target.read !== 'public', ...narrow === undefined ? {} : { narrow } }
 }

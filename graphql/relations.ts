@@ -298,7 +298,7 @@ export function relationPlanner (types: PlannedTypes): RelationPlanner {
       const children = childrenOf(rows, fetch.field)
       const resource = fetch.type.resource
       if (children.length > 0 && resource !== undefined && fetch.loaded.length > 0) {
-        const declared = (resource.declaration.loaded ?? {}) as Readonly<Record<string, LoadedField>>
+        const declared = (resource.loaders ?? {}) as Readonly<Record<string, LoadedField>>
         const keyField = fetch.type.fieldOf.get(resource.key) ?? resource.key
         const idOf = (child: Row): number => Number(child[keyField] ?? child[resource.key])
         const ids = children.map(idOf)

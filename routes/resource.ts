@@ -69,7 +69,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
     return config
   }
   // Creates counted against the attempt limits (plugins/rate-limit.ts counts a route that says so).
-  const { createLimit } = resource.declaration
+  const { createLimit } = resource
   const createConfig = (rule: AccessRule): RouteShorthandOptions['config'] => createLimit === undefined
     ? withAuth(rule, true)
     : { ...withAuth(rule, true), attemptLimit: { kind: createLimit.kind, account: (request: FastifyRequest) => Array.isArray(request.body) ? request.body.map((item) => createLimit.account(item as Record<string, unknown>)) : createLimit.account(request.body as Record<string, unknown>) } }
@@ -177,7 +177,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       app.post(underPath ?? `/${plural}`, {
         config: { ...createConfig(rule), ...bulk ? { openapi: { body: Type.Union([schemas.create, Type.Array(schemas.create, { minItems: 1, maxItems: app.tandemConfig.bulkMaxItems })]), responses: { 201: Type.Union([schemas.item, batch], { description: 'The row; for an array, `{"data": [...]}`: the rows in the order given' }) } } } : {} },
         validatorCompiler: bodyValidator,
-        schema: { tags, summary: resource.declaration.create?.summary ?? (under === undefined ? `Create a ${resource.name}` : `Create a ${resource.name} of a ${under.target.name}`), ...bulk ? { description: `An array of up to ${app.tandemConfig.bulkMaxItems} items creates them all in one transaction, or none: 201 with \`{"data": [...]}\` in the order given; an item refused answers as one create would, its \`field\` naming the item (\`[3].name\`).` } : {}, ...under === undefined ? {} : { params: IdParams }, querystring: WriteQuery, body: schemas.create, response: { 201: schemas.item, ...errors(400, 401, 403, ...under === undefined ? [] : [404], 409, 413, 415, 422, 429) } }
+        schema: { tags, summary: resource.create?.summary ?? (under === undefined ? `Create a ${resource.name}` : `Create a ${resource.name} of a ${under.target.name}`), ...bulk ? { description: `An array of up to ${app.tandemConfig.bulkMaxItems} items creates them all in one transaction, or none: 201 with \`{"data": [...]}\` in the order given; an item refused answers as one create would, its \`field\` naming the item (\`[3].name\`).` } : {}, ...under === undefined ? {} : { params: IdParams }, querystring: WriteQuery, body: schemas.create, response: { 201: schemas.item, ...errors(400, 401, 403, ...under === undefined ? [] : [404], 409, 413, 415, 422, 429) } }
       }, async (request, reply) => {
         const parent = under === undefined ? undefined : (request.params as Params).id
         const caller = rule === 'public' ? undefined : request.user
@@ -235,7 +235,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       })
     }
 
-    for (const [name, action] of Object.entries(resource.declaration.actions ?? {})) {
+    for (const [name, action] of Object.entries(resource.actions ?? {})) {
       app.post(`${itemPath}/${name}`, {
         config: withAuth(action.auth, true),
         schema: {

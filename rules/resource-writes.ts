@@ -145,8 +145,8 @@ async function committing<T> (env: WriteEnvironment, write: (afterCommit: (fn: L
  * `resources` are every served resource, where its relations' targets are found.
  */
 export function resourceWrites (resource: Resource, data: ResourceData, resources: readonly Resource[]): ResourceWrites {
-  const { prepareCreate, beforeCreate, afterCreate, beforeCreateMany, prepareUpdate, beforeUpdate, afterUpdate, beforeDelete, afterDelete } = (resource.declaration.hooks ?? {}) as unknown as ResourceHooks<Row>
-  const actions = resource.declaration.actions ?? {}
+  const { prepareCreate, beforeCreate, afterCreate, beforeCreateMany, prepareUpdate, beforeUpdate, afterUpdate, beforeDelete, afterDelete } = (resource.hooks ?? {}) as unknown as ResourceHooks<Row>
+  const actions = resource.actions ?? {}
   const relations = servedRelations(resource, resources)
   const readable = (caller: AccessUser | undefined) => readableKeys(resource, relations, caller)
   // A change the rules refuse on a row the caller may not read is answered as a read of it is: as no
@@ -160,7 +160,7 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
   // An owner that is the key is known from the id asked: owner rules refuse before the row is looked
   // for, so a caller who may not change it learns nothing of whether it exists (403, or, where the
   // read rule hides another's row, 404, whether it exists or not).
-  const ownedByKey = resource.declaration.owner === resource.key
+  const ownedByKey = resource.owner === resource.key
   const mayChangeId = (action: string, caller: AccessUser | undefined, id: number): void => {
     if (ownedByKey) mayChange(action, caller, { [resource.key]: id })
   }
@@ -169,7 +169,7 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
     mayChange(action, caller, current)
     check?.(current)
   }
-  const ownCreate = resource.declaration.create
+  const ownCreate = resource.create
   type Context = { caller: AccessUser | undefined, app: FastifyInstance, afterCommit: (fn: Later) => void }
 
   const creating = (context: Context, given: Values, input: Values): Around<undefined> | undefined =>

@@ -30,7 +30,7 @@ export function readableOwner (resource: Resource, caller: AccessUser | undefine
 }
 
 /** Whether a single read of another owner's row is a 403 (`othersRows: 'forbidden'`) rather than a 404. */
-export const forbidsOthersRows = (resource: Resource): boolean => resource.declaration.othersRows === 'forbidden'
+export const forbidsOthersRows = (resource: Resource): boolean => resource.othersRows === 'forbidden'
 
 /**
  * Why `caller` may not read a row that exists but is another owner's (an owner read rule, with
@@ -59,7 +59,7 @@ export function relationOwners (relations: ReadonlyArray<{ relation: Relation, o
 /** Whether `caller` may read `row` by the resource's read rule (owner rules look at the row's owner). */
 export function mayRead (resource: Resource, caller: AccessUser | undefined, row: Record<string, unknown>): boolean {
   const owner = readableOwner(resource, caller)
-  return owner === undefined || Number(row[resource.declaration.owner as string]) === owner
+  return owner === undefined || Number(row[resource.owner as string]) === owner
 }
 
 /**
@@ -69,13 +69,13 @@ export function mayRead (resource: Resource, caller: AccessUser | undefined, row
  * the write's statement). Targets every caller reads add nothing.
  */
 export function readableKeys (resource: Resource, relations: readonly Relation[], caller: AccessUser | undefined): ReadableKey[] {
-  const writable: readonly string[] = resource.declaration.writable
+  const writable: readonly string[] = resource.writable
   const keys: ReadableKey[] = []
   for (const { kind, key, target } of relations) {
     const declared = target.resource
     if (kind !== 'belongsTo' || !writable.includes(key) || declared === undefined) continue
     const ownerId = readableOwner(declared, caller)
-    if (ownerId !== undefined) keys.push({ field: key, table: declared.table, key: declared.key, owner: declared.declaration.owner as string, ownerId })
+    if (ownerId !== undefined) keys.push({ field: key, table: declared.table, key: declared.key, owner: declared.owner as string, ownerId })
   }
   return keys
 }
@@ -85,10 +85,10 @@ export function readableKeys (resource: Resource, relations: readonly Relation[]
  * undefined when they may: `update`, `delete`, or the name of one of the declaration's actions.
  */
 export function changeRefused (resource: Resource, action: string, caller: AccessUser | undefined, row: Record<string, unknown>): Error | undefined {
-  const rule = action === 'update' || action === 'delete' ? resource.auth[action] : resource.declaration.actions?.[action]?.auth
+  const rule = action === 'update' || action === 'delete' ? resource.auth[action] : resource.actions?.[action]?.auth
   if (rule !== 'owner' && rule !== 'ownerOrAdmin') return undefined
   if (rule === 'ownerOrAdmin' && caller?.role === 'admin') return undefined
-  if (caller !== undefined && Number(row[resource.declaration.owner as string]) === caller.sub) return undefined
+  if (caller !== undefined && Number(row[resource.owner as string]) === caller.sub) return undefined
   return forbidden(rule === 'owner' ? `only its owner may ${action} this ${resource.name}` : `only its owner or an administrator may ${action} this ${resource.name}`)
 }
 
@@ -97,7 +97,7 @@ export function changeRefused (resource: Resource, action: string, caller: Acces
  * names when the declaration's `ownerOnCreate` allows it (which refuses by throwing).
  */
 export function createdValues (resource: Resource, caller: AccessUser | undefined, body: Record<string, unknown>): Record<string, unknown> {
-  const { owner, ownerOnCreate } = resource.declaration
+  const { owner, ownerOnCreate } = resource
   // A row that is its own owner (`owner: 'id'`) gets its id from the database.
   if (owner === undefined || owner === 'id' || caller === undefined) return { ...body }
   if (ownerOnCreate === undefined) return { ...body, [owner]: caller.sub }
@@ -107,8 +107,8 @@ export function createdValues (resource: Resource, caller: AccessUser | undefine
 
 /** The values a PUT writes: every writable field, those left out (nullable ones) set to null; the write-only inputs given. */
 export function replacedValues (resource: Resource, body: Record<string, unknown>): Record<string, unknown> {
-  const values: Record<string, unknown> = Object.fromEntries(resource.declaration.writable.map((field) => [field, body[field] ?? null]))
-  for (const input of Object.keys(resource.declaration.inputs ?? {})) if (body[input] !== undefined) values[input] = body[input]
+  const values: Record<string, unknown> = Object.fromEntries(resource.writable.map((field) => [field, body[field] ?? null]))
+  for (const input of Object.keys(resource.inputs ?? {})) if (body[input] !== undefined) values[input] = body[input]
   return values
 }
 
@@ -119,7 +119,7 @@ const NO_INPUT: Readonly<Record<string, unknown>> = Object.freeze({})
  * the hooks see: an input is never written as it is.
  */
 export function splitInputs (resource: Resource, body: Record<string, unknown>): { values: Record<string, unknown>, input: Readonly<Record<string, unknown>> } {
-  const inputs = resource.declaration.inputs
+  const inputs = resource.inputs
   if (inputs === undefined) return { values: body, input: NO_INPUT }
   const values: Record<string, unknown> = {}
   const input: Record<string, unknown> = {}

@@ -180,14 +180,14 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
   const writes = resourceWrites(resource, data, resources)
   const { auth, key, name, plural } = resource
   const rules = resource.fieldRules
-  const search = resource.declaration.search ?? []
+  const search = resource.search ?? []
   const filterNames = [...resource.filters.map(({ name }) => name), ...search.length > 0 ? ['q'] : []]
   // An action's input is closed like every body of the API unless the host opened it; none at all without `input`.
-  const actionInputs = new Map(Object.entries(resource.declaration.actions ?? {}).map(([action, { input }]) =>
+  const actionInputs = new Map(Object.entries(resource.actions ?? {}).map(([action, { input }]) =>
     [action, (input === undefined ? { type: 'object', maxProperties: 0 } : { ...input, additionalProperties: input.additionalProperties ?? false }) as TSchema]))
   // The owner's resource (its `belongsTo` by the owner column), and the filter that names one owner's
   // rows: the declared equality filter on the owner column, whose cursors a page of one owner then shares.
-  const ownerColumn = resource.declaration.owner
+  const ownerColumn = resource.owner
   const relations = servedRelations(resource, resources)
   const ownerTarget = relations.find(({ kind, key }) => kind === 'belongsTo' && key === ownerColumn)?.target
   const ownerFilter = resource.filters.find(({ field, op }) => field === ownerColumn && op === '=')?.name ?? OWNER_FILTER
@@ -376,7 +376,7 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
       return (row) => mayRead(resource, caller, row) && wanted.every(([field, value]) => mayMatchField(rules, caller, row, field) && sameValue(row[field], value))
     },
     async act (caller, action, id, input = {}, options = {}) {
-      const declared = resource.declaration.actions?.[action]
+      const declared = resource.actions?.[action]
       if (declared === undefined) throw notFound(`action ${action} of ${name}`)
       admitted(declared.auth, caller, `${action} of ${name}`)
       const db = options.db ?? app.db

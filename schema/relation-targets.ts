@@ -87,7 +87,7 @@ function listedUnder (child: Resource | undefined, parent: string, key: string, 
 /** The relations of `resource`, their targets found among the built-in and the declared `resources`. */
 export function resolveRelations (resource: Resource, resources: readonly Resource[]): Relation[] {
   const targets = targetsOf(resources)
-  return Object.entries(resource.declaration.relations ?? {}).map(([name, declared]) => {
+  return Object.entries(resource.relations ?? {}).map(([name, declared]) => {
     const kind = KINDS.find((option) => option in declared) as RelationKind
     const targetName = (declared as unknown as Record<string, string>)[kind] as string
     const target = targets.get(targetName)
@@ -95,7 +95,7 @@ export function resolveRelations (resource: Resource, resources: readonly Resour
     if (target === undefined) throw new Error(`${where} names ${JSON.stringify(targetName)}, which is neither a declared resource nor user, post or comment`)
     checkReadable(target, where)
     // Its rows are one per parent, named by the parent's id: its parent reaches it, as `{name}`.
-    if (target.resource?.declaration.singularOf !== undefined) throw new Error(`${where}: ${targetName} is singular: reach it through its parent ${target.resource.declaration.singularOf.resource}`)
+    if (target.resource?.singularOf !== undefined) throw new Error(`${where}: ${targetName} is singular: reach it through its parent ${target.resource.singularOf}`)
     // The other's key must be in its representation: rows are grouped by it.
     if ((kind === 'hasMany' || kind === 'hasOne') && !Object.hasOwn(target.item.properties, declared.key)) {
       throw new Error(`${where}: ${targetName} has no field ${JSON.stringify(declared.key)} to find them by`)
@@ -119,7 +119,7 @@ export function resolveRelations (resource: Resource, resources: readonly Resour
 /** The names a relation added to `target` may not take: its fields (as REST and GraphQL name them) and its own relations. */
 function takenNames (target: RelationTarget): Set<string> {
   const fields = Object.keys(target.item.properties)
-  return new Set([...fields, ...fields.map(camelCased), ...target.relations ?? Object.keys(target.resource?.declaration.relations ?? {})])
+  return new Set([...fields, ...fields.map(camelCased), ...target.relations ?? Object.keys(target.resource?.relations ?? {})])
 }
 
 /**
@@ -143,7 +143,7 @@ export function inverseRelations (name: string, resources: readonly Resource[]):
   if (target === undefined) return added
   const taken = takenNames(target)
   for (const resource of resources) {
-    for (const [relationName, declared] of Object.entries(resource.declaration.relations ?? {})) {
+    for (const [relationName, declared] of Object.entries(resource.relations ?? {})) {
       const kind = KINDS.find((option) => option in declared) as RelationKind
       if (declared.inverse === undefined || (declared as unknown as Record<string, string>)[kind] !== name) continue
       const where = `defineResource(${JSON.stringify(resource.name)}): relation ${relationName}: inverse ${declared.inverse}`
@@ -162,7 +162,7 @@ export function inverseRelations (name: string, resources: readonly Resource[]):
         added.push({ ...common, kind: 'belongsTo', key: declared.key, list: false })
       }
     }
-    if (resource.declaration.singularOf?.resource === name) {
+    if (resource.singularOf === name) {
       const where = `defineResource(${JSON.stringify(resource.name)}): singularOf ${name}`
       if (taken.has(resource.name)) throw new Error(`${where}: the name ${resource.name} is taken on ${name} (a field, a relation or an inverse of that name)`)
       taken.add(resource.name)
@@ -177,11 +177,11 @@ export function inverseRelations (name: string, resources: readonly Resource[]):
 
 /** Where a singular resource is served: its parent's name and path segment (`user`, `users`). */
 export function parentOf (resource: Resource, resources: readonly Resource[]): { name: string, plural: string } | undefined {
-  const name = resource.declaration.singularOf?.resource
+  const name = resource.singularOf
   if (name === undefined) return undefined
   const parent = resources.find((declared) => declared.name === name)
   if (parent !== undefined) {
-    if (parent.declaration.singularOf !== undefined) throw new Error(`defineResource(${JSON.stringify(resource.name)}): singularOf ${name}, which is singular itself`)
+    if (parent.singularOf !== undefined) throw new Error(`defineResource(${JSON.stringify(resource.name)}): singularOf ${name}, which is singular itself`)
     return { name, plural: parent.plural }
   }
   if (!builtInTargetNames.includes(name)) throw new Error(`defineResource(${JSON.stringify(resource.name)}): singularOf names ${JSON.stringify(name)}, which is neither a declared resource nor user, post or comment`)

@@ -83,7 +83,7 @@ export function actionNames (resource: Resource, action: string) {
 function actionSdl (resource: Resource, type: string): { inputs: string[], mutations: string[] } {
   const inputs: string[] = []
   const mutations: string[] = []
-  for (const [action, declared] of Object.entries(resource.declaration.actions ?? {})) {
+  for (const [action, declared] of Object.entries(resource.actions ?? {})) {
     const names = actionNames(resource, action)
     let args = `${camelCase(resource.key)}: ID!`
     if (declared.input !== undefined) {
@@ -124,7 +124,7 @@ function subscriptionSdl (resource: Resource, type: string, argument?: (filter: 
 function inverseSdl (resource: Resource, type: string, relations: readonly Relation[], parent: string | undefined): string[] {
   const ofParent = parent === undefined ? [] : [`extend type ${capitalized(parent)} {`, `  ${described(`Its ${resource.name}.`)}`, `  ${resource.name}: ${type}`, '}']
   return ofParent.concat(relations.flatMap((relation) => {
-    const inverse = resource.declaration.relations?.[relation.name]?.inverse
+    const inverse = resource.relations?.[relation.name]?.inverse
     if (inverse === undefined) return []
     const list = relation.kind === 'belongsTo' || relation.kind === 'manyToMany'
     return [
@@ -173,11 +173,11 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
     const shownNullable = (column: string) => nullable(column) || hidden(column) !== undefined
     const readRule = (column: string) => {
       const rule = hidden(column)
-      return rule === undefined ? [] : [`  ${described(`Read by ${resource.declaration.owner === resource.key ? `the ${resource.name}` : `the ${resource.name}'s owner`}${rule === 'ownerOrAdmin' ? ' and administrators' : ''} only; null for everyone else.`)}`]
+      return rule === undefined ? [] : [`  ${described(`Read by ${resource.owner === resource.key ? `the ${resource.name}` : `the ${resource.name}'s owner`}${rule === 'ownerOrAdmin' ? ' and administrators' : ''} only; null for everyone else.`)}`]
     }
-    const writable = resource.declaration.writable
+    const writable = resource.writable
     const argument = ({ name, field, op }: ResourceFilter) => `${camelCase(name)}: ${op === 'positive' ? 'Boolean' : scalarOf(resource, field)}`
-    const filters = [...resource.filters.map(argument), ...(resource.declaration.search ?? []).length > 0 ? ['q: String'] : []]
+    const filters = [...resource.filters.map(argument), ...(resource.search ?? []).length > 0 ? ['q: String'] : []]
     // A create may leave out a field with a default: GraphQL shows the default.
     const defaultOf = (column: string) => {
       const given = (properties[column] as { default?: unknown }).default
@@ -209,7 +209,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
     const mutations = [
       ...resource.auth.create === false
         ? []
-        : [`  ${described(resource.declaration.create?.summary ?? `Creates ${aOrAn(resource.name)}${owner === undefined || owner === 'id' ? '' : ownerOnCreate === undefined ? ' (its owner: the caller)' : ` (its owner: the caller, or \`${camelCase(owner)}\` where the ${resource.name}'s rule allows)`}.`)}`,
+        : [`  ${described(resource.create?.summary ?? `Creates ${aOrAn(resource.name)}${owner === undefined || owner === 'id' ? '' : ownerOnCreate === undefined ? ' (its owner: the caller)' : ` (its owner: the caller, or \`${camelCase(owner)}\` where the ${resource.name}'s rule allows)`}.`)}`,
             `  ${names.create}(input: ${names.createInput}!): ${names.type}`],
       ...resource.auth.update === false
         ? []
@@ -227,7 +227,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
     const shown = (column: string) => [...readRule(column), resource.loaded.includes(column)
       ? `  ${camelCase(column)}: ${fieldTypeOf(resource, column, properties[column] as TSchema, `${names.type}${capitalized(camelCase(column))}`, 'type', objectTypes)}${shownNullable(column) ? '' : '!'}`
       : field(column, !shownNullable(column))].join('\n')
-    const ownCreate = resource.declaration.create
+    const ownCreate = resource.create
     const ownInput = ownCreate === undefined
       ? []
       : Object.entries(ownCreate.input.properties).map(([column, schema]) => {
@@ -237,7 +237,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
     // A resource under a parent is created with the parent's key (`postId: ID!`), which REST takes from the path.
     const parentKey = resource.under === undefined ? [] : [field(resource.under.key, true)]
     // Write-only inputs, after the columns: required in a create when their schema is.
-    const inputsOn = (write: 'create' | 'update', required: (schema: TSchema) => boolean) => Object.entries(resource.declaration.inputs ?? {})
+    const inputsOn = (write: 'create' | 'update', required: (schema: TSchema) => boolean) => Object.entries(resource.inputs ?? {})
       .filter(([, { on }]) => on.includes(write))
       .map(([input, { schema, graphqlName }]) => `  ${graphqlName ?? camelCase(input)}: ${scalarOf(resource, input, schema)}${required(schema) ? '!' : ''}`)
     const createInput = [

@@ -355,9 +355,12 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
   actions?: Readonly<Record<string, ActionDeclaration<Static<R>>>>
 }
 
-/** A declared resource: the declaration checked, and the contracts derived from it. */
+/**
+ * A declared resource: the declaration checked and normalised once (every default filled in), and the
+ * contracts derived from it. Everything downstream reads these fields, never `declaration`.
+ */
 export interface Resource<R extends TObject = TObject> {
-  /** The declaration as given (its field names checked against the representation). */
+  /** The declaration as given: what another declaration may be derived from (`{ ...labels.declaration, … }`). */
   readonly declaration: Readonly<ResourceDeclaration>
   readonly representation: R
   readonly name: string
@@ -388,6 +391,34 @@ export interface Resource<R extends TObject = TObject> {
   readonly listedUnder: readonly ListedUnder[]
   /** The field rules (`fields`), when the declaration has any. */
   readonly fieldRules?: FieldRules
+  /** The column that names each row's owning user (`owner`); the key itself when each row is its user's own. */
+  readonly owner?: string
+  /** Fields of bodies (`writable`). */
+  readonly writable: readonly string[]
+  /** Text fields `q=` searches (`search`; none: no `q`). */
+  readonly search: readonly string[]
+  /** Write-only inputs of bodies (`inputs`), by name. */
+  readonly inputs: Readonly<Record<string, InputDeclaration>>
+  /** How each loaded field is loaded (`loaded`), by field. */
+  readonly loaders: Readonly<Record<string, LoadedField>>
+  /** The declared relations, by name, as declared (`relations`). */
+  readonly relations: Readonly<Record<string, RelationDeclaration>>
+  /** A create of its own (`create`). */
+  readonly create?: CreateDeclaration
+  /** Lets a create name the owner (`ownerOnCreate`). */
+  readonly ownerOnCreate?: (caller: AccessUser, named: number | undefined) => number
+  /** The creates counted as attempts (`createLimit`). */
+  readonly createLimit?: { kind: AttemptKind, account: (body: Readonly<Record<string, unknown>>) => string }
+  /** The hooks (`hooks`; none: `{}`). */
+  readonly hooks: Readonly<ResourceHooks>
+  /** The actions, by name (`actions`; none: `{}`). */
+  readonly actions: Readonly<Record<string, ActionDeclaration>>
+  /** What a read of another owner's row answers under an owner read rule (`othersRows`, default `hidden`). */
+  readonly othersRows: 'hidden' | 'forbidden'
+  /** What `PATCH {}` does (`emptyPatch`, default `unchanged`). */
+  readonly emptyPatch: 'refused' | 'unchanged'
+  /** The resource this one is singular of (`singularOf`): its parent's name. */
+  readonly singularOf?: string
   readonly schemas: {
     /** The whole representation: what writes answer. */
     item: TObject
@@ -701,6 +732,20 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     ...under === undefined ? {} : { under: Object.freeze({ relation: under[0], key: under[1].key, target: underTarget as string }) },
     listedUnder: Object.freeze(listedUnder),
     ...fieldRules === undefined ? {} : { fieldRules },
+    ...declaration.owner === undefined ? {} : { owner: declaration.owner },
+    writable: Object.freeze([...declaration.writable]),
+    search: Object.freeze([...declaration.search ?? []]),
+    inputs: Object.freeze({ ...declaration.inputs }),
+    loaders: Object.freeze({ ...declaration.loaded }) as Readonly<Record<string, LoadedField>>,
+    relations: Object.freeze({ ...declaration.relations }),
+    ...declaration.create === undefined ? {} : { create: declaration.create as unknown as CreateDeclaration },
+    ...declaration.ownerOnCreate === undefined ? {} : { ownerOnCreate: declaration.ownerOnCreate },
+    ...declaration.createLimit === undefined ? {} : { createLimit: declaration.createLimit },
+    hooks: Object.freeze({ ...declaration.hooks }) as Readonly<ResourceHooks>,
+    actions: Object.freeze({ ...declaration.actions }) as Readonly<Record<string, ActionDeclaration>>,
+    othersRows: declaration.othersRows ?? 'hidden',
+    emptyPatch: declaration.emptyPatch ?? 'unchanged',
+    ...declaration.singularOf === undefined ? {} : { singularOf: declaration.singularOf.resource },
     schemas: {
       item: Type.Object(answered(fields), { additionalProperties: false }),
       selection,

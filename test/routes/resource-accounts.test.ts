@@ -196,8 +196,11 @@ t.test('write-only inputs: taken by the bodies they are on, seen by the hooks on
   t.same((await update('{ name: "Ann G.", current_passphrase: "new sesame" }')).data, { updateMember: { name: 'Ann G.' } })
   t.equal((await apiClient(app, bob.headers)('PATCH', `/members/${ann.id}`, { name: 'x' })).statusCode, 403, 'the rules come first')
 
-  const document = body<{ paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties: object } }> } }>> }>(await app.inject({ url: '/openapi.json' }))
-  const bodyFields = (path: string, method: string) => Object.keys(document.paths[path]?.[method]?.requestBody?.content['application/json']?.schema.properties ?? {})
+  type Body = { properties?: object, anyOf?: Body[] }
+  const document = body<{ paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: Body }> } }>> }>(await app.inject({ url: '/openapi.json' }))
+  // A create's body is one object, or an array of them (bulk writes): the object's fields.
+  const fieldsOf = (schema: Body | undefined): object => schema?.properties ?? schema?.anyOf?.[0]?.properties ?? {}
+  const bodyFields = (path: string, method: string) => Object.keys(fieldsOf(document.paths[path]?.[method]?.requestBody?.content['application/json']?.schema))
   t.same(bodyFields('/api/v1/members', 'post'), ['name', 'passphrase'], 'OpenAPI shows them')
   t.same(bodyFields('/api/v1/members/{id}', 'patch'), ['name', 'passphrase', 'current_passphrase'])
 })
@@ -260,8 +263,10 @@ t.test('regression: a write-only input was in an Idempotency-Key\'s fingerprint 
   t.same([retried.statusCode, retried.headers['idempotent-replayed'], retried.body], [201, 'true', first.body], 'only the input differs: a retry, answered as the first')
   t.same((await sql`select secret_hash from members where name = 'Keyed'`.execute(app.db)).rows, [{ secret_hash: hashed('open sesame') }], 'the first input stands')
   t.equal((await join('open sesame', 'Other')).statusCode, 422, 'a column that differs is another request')
-  const document = body<{ paths: Record<string, { post: { requestBody: { content: Record<string, { schema: { properties: Record<string, { writeOnly?: boolean }> } }> } } }> }>(await app.inject({ url: '/openapi.json' }))
-  t.equal(document.paths['/api/v1/members']?.post.requestBody.content['application/json']?.schema.properties.passphrase?.writeOnly, true, 'OpenAPI marks it writeOnly')
+  type Body = { properties: Record<string, { writeOnly?: boolean }> }
+  const document = body<{ paths: Record<string, { post: { requestBody: { content: Record<string, { schema: { anyOf: [Body, unknown] } }> } } }> }>(await app.inject({ url: '/openapi.json' }))
+  // One object, or an array of them (bulk writes).
+  t.equal(document.paths['/api/v1/members']?.post.requestBody.content['application/json']?.schema.anyOf[0].properties.passphrase?.writeOnly, true, 'OpenAPI marks it writeOnly')
 })
 
 t.test('a refused prepareUpdate leaves its record with and without an Idempotency-Key, in both styles', async (t) => {
