@@ -17,7 +17,8 @@ export interface CaseContext {
 export interface BenchCase {
   id: string
   title: string
-  server: 'api' | 'baseline' | 'floor'
+  /** `api-replica`: a second API like `api`, its reads on a streaming replica of the database (DATABASE_READ_URLS). */
+  server: 'api' | 'api-replica' | 'baseline' | 'floor'
   /** Places orders: the stock of the bench products is checked afterwards. */
   writes: boolean
   /** Rows each request creates, for the bulk-write cases, compared in rows/s. Default: none counted. */
@@ -127,6 +128,15 @@ export const cases: BenchCase[] = [
     id: 'rest-first-page',
     title: 'GET /users?limit=20 (authenticated)',
     server: 'api',
+    writes: false,
+    requests: (c) => [firstPage(c)]
+  },
+  {
+    // The first page's very request, on a second API whose reads go to a streaming replica: the
+    // replica path next to the primary path (one machine: what routing costs, never what it scales).
+    id: 'rest-first-page-replica',
+    title: 'GET /users?limit=20 (authenticated) on an API reading from a streaming replica (DATABASE_READ_URLS)',
+    server: 'api-replica',
     writes: false,
     requests: (c) => [firstPage(c)]
   },

@@ -11,7 +11,7 @@ import { cpuBetween, sampleCpu, watchRss, type CpuShare, type Rss } from './syst
 export interface CaseResult {
   id: string
   title: string
-  server: 'api' | 'baseline' | 'floor'
+  server: BenchCase['server']
   seconds: number
   connections: number
   requests: number
@@ -40,6 +40,16 @@ export interface CaseResult {
   passes?: number[]
   /** The req/s of every run, by pass: cases measured twice in a pass (bench/schedule.ts) have two. */
   runs?: number[][]
+  /** On `api-replica`: the reads its pools served over all runs of the case (its `/ready`), replicas and primary. */
+  routed?: Routed
+}
+
+export interface Routed { replica: number, primary: number }
+
+/** Routed reads of several runs, summed; undefined when none was counted. */
+export function sumRouted (results: readonly CaseResult[]): Routed | undefined {
+  const counted = results.flatMap((r) => r.routed ?? [])
+  return counted.length === 0 ? undefined : { replica: counted.reduce((n, r) => n + r.replica, 0), primary: counted.reduce((n, r) => n + r.primary, 0) }
 }
 
 export interface Tools {
@@ -208,6 +218,8 @@ export function combineRuns (runs: CaseResult[]): CaseResult {
     },
     runs: [each((r) => r.reqPerSec)]
   }
+  const routed = sumRouted(runs)
+  if (routed !== undefined) result.routed = routed
   const bad = runs.find((r) => r.firstBadBody !== undefined)?.firstBadBody
   if (bad === undefined) delete result.firstBadBody
   else result.firstBadBody = bad
@@ -233,6 +245,7 @@ export function medianPass (results: CaseResult[]): CaseResult {
     sqlMsPerRequest: results.find((r) => r.sqlMsPerRequest !== null)?.sqlMsPerRequest ?? null,
     passes: results.map((r) => r.reqPerSec),
     runs: results.flatMap((r) => r.runs ?? [[r.reqPerSec]]),
+    ...(sumRouted(results) === undefined ? {} : { routed: sumRouted(results) }),
     ...(median.firstBadBody === undefined && results.some((r) => r.firstBadBody !== undefined) ? { firstBadBody: results.find((r) => r.firstBadBody !== undefined)?.firstBadBody } : {}),
     ...(results.every((r) => r.stock === undefined || r.stock.conserved) ? {} : { stock: results.find((r) => r.stock?.conserved === false)?.stock })
   }

@@ -13,6 +13,12 @@ export interface Target {
   met: boolean | null
 }
 
+/** A selected case that did not run, and why (never a silent skip). */
+export interface NotRun {
+  id: string
+  reason: string
+}
+
 export interface Control {
   name: string
   measured: string
@@ -40,6 +46,8 @@ export interface Report {
   targets: Target[]
   /** Ratios that explain a target, judged by nothing. */
   controls: Control[]
+  /** Selected cases that could not run here, each with its reason. */
+  notRun: NotRun[]
   /** With --profile: the API's CPU profile over all the cases it served. */
   profile?: ProfileSummary
 }
@@ -68,7 +76,7 @@ function rowsRatio (a: CaseResult | undefined, b: CaseResult | undefined): numbe
 
 const rounded = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits
 
-export const REST_READS = ['floor-first-page', 'floor-first-page-jwt', 'floor-first-page-limited', 'rest-first-page', 'rest-declared-first-page', 'rest-deep-keyset', 'rest-second-page', 'rest-first-page-desc', 'rest-deep-offset', 'rest-products', 'rest-include-posts']
+export const REST_READS = ['floor-first-page', 'floor-first-page-jwt', 'floor-first-page-limited', 'rest-first-page', 'rest-first-page-replica', 'rest-declared-first-page', 'rest-deep-keyset', 'rest-second-page', 'rest-first-page-desc', 'rest-deep-offset', 'rest-products', 'rest-include-posts']
 
 export function ratiosToBaseline (cases: CaseResult[]): Record<string, number> {
   const ratios: Record<string, number> = {}
@@ -90,14 +98,37 @@ function atLeast (name: string, value: number | undefined, wanted: number, unit:
 }
 
 /**
- * The issue's targets, each with what was measured; the harness itself never fails on them. `run`
- * is given for a full run of every case, whose time is a target too.
+ * The replica case against the primary's: the same request, the reads on a streaming replica. Every
+ * read of the case must have been served by the replica, or it measured the primary too.
  */
-export function evaluateTargets (cases: CaseResult[], run?: { wallSeconds: number }): Target[] {
+function replicaTargets (cases: CaseResult[], notRun: readonly NotRun[]): Target[] {
+  const replica = byId(cases, 'rest-first-page-replica')
+  const skipped = notRun.find(({ id }) => id === 'rest-first-page-replica')
+  const name = 'REST first page read from a streaming replica vs from the primary'
+  if (skipped !== undefined) return [{ name, wanted: '≥ 0.9×', measured: `not run: ${skipped.reason}`, met: null }]
+  const routed = replica?.routed
+  const total = routed === undefined ? 0 : routed.replica + routed.primary
+  return [
+    atLeast(name, ratio(replica, byId(cases, 'rest-first-page')), 0.9, '×'),
+    {
+      name: 'replica case: reads served by the replica',
+      wanted: 'all',
+      measured: routed === undefined || total === 0 ? 'not measured' : `${Math.floor(routed.replica / total * 1000) / 10} % (${routed.replica} of ${total})`,
+      met: routed === undefined || total === 0 ? null : routed.primary === 0
+    }
+  ]
+}
+
+/**
+ * The issue's targets, each with what was measured; the harness itself never fails on them. `run`
+ * is given for a full run of every case, whose time is a target too; `notRun` names the selected
+ * cases that could not run here.
+ */
+export function evaluateTargets (cases: CaseResult[], run?: { wallSeconds: number }, notRun: readonly NotRun[] = []): Target[] {
   const first = byId(cases, 'rest-first-page')
   const nested = byId(cases, 'graphql-nested')
   const orders = byId(cases, 'orders-create')
-  const api = cases.filter((c) => c.server === 'api')
+  const api = cases.filter((c) => c.server === 'api' || c.server === 'api-replica')
   const failures = cases.reduce((n, c) => n + c.non2xx + c.errors + c.badBodies, 0)
   const peaks = api.map((c) => c.serverRss.peakMiB).filter((mib): mib is number => mib !== null)
   const peakRss = peaks.length === 0 ? undefined : Math.max(...peaks)
@@ -117,6 +148,7 @@ export function evaluateTargets (cases: CaseResult[], run?: { wallSeconds: numbe
       met: nested?.sqlPerRequest === null || nested === undefined ? null : nested.sqlPerRequest <= 2
     },
     atLeast('GraphQL flat vs REST first page', ratio(byId(cases, 'graphql-flat'), first), 0.8, '×'),
+    ...byId(cases, 'rest-first-page-replica') !== undefined || notRun.some(({ id }) => id === 'rest-first-page-replica') ? replicaTargets(cases, notRun) : [],
     atLeast('POST /orders', orders?.reqPerSec, 1000, ' req/s'),
     // Bulk writes (issue 42, 6): rows/s of 100 rows a request against 100 single POSTs, at the same concurrency.
     atLeast(`POST /entries (a host resource with a hook): rows/s, ${BATCH} a request vs one a request`, rowsRatio(byId(cases, 'entries-create-batch'), byId(cases, 'entries-create')), 10, '×'),
@@ -187,6 +219,7 @@ export function markdown (report: Report): string {
       `${cell(c.sqlPerRequest)} | ${cell(c.sqlMsPerRequest)} | ${c.cpuUsPerRequest.server} + ${c.cpuUsPerRequest.postgres} | ` +
       `${cell(c.serverRss.peakMiB)} | ${failed} | ${c.cpu.other} |`)
   }
+  for (const { id, reason } of report.notRun ?? []) lines.push('', `Not run: \`${id}\`: ${reason.replace(/\.$/, '')}.`)
   const twice = report.cases.filter((c) => c.runs?.some((runs) => runs.length > 1)).map((c) => c.id)
   if (twice.length > 0) {
     lines.push('', `Each pass ran ${report.schedule.join(', ')}: ${twice.join(', ')} twice, in mirrored order, each ` +

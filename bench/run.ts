@@ -8,14 +8,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { connect, type Db } from '../db/connect.js'
-import { cases, type CaseContext } from './cases.js'
+import { cases, type BenchCase, type CaseContext } from './cases.js'
 import { deepCursor, login, productsCursor, secondCursor } from './context.js'
 import { benchProductIds, prepareData } from './data.js'
 import { backgroundRate, combineRuns, measure, medianPass, type CaseResult, type Tools } from './measure.js'
-import { openServer, type PgServer } from './postgres.js'
+import { openServer, withDatabase, type PgServer } from './postgres.js'
 import { formatSummary, summarize, type ProfileSummary } from './profile.js'
+import { openReplica, poolReads, replicaUp, type Replica } from './replica.js'
 import { passSchedule } from './schedule.js'
-import { evaluateControls, evaluateTargets, markdown, ratiosToBaseline, save, type Report } from './report.js'
+import { evaluateControls, evaluateTargets, markdown, ratiosToBaseline, save, type NotRun, type Report } from './report.js'
 import { apiEntryPoint, benchResourcesModule, startApi, startBaseline, startFloor, type Server } from './servers.js'
 import { ADMIN, FULL, QUICK, type Settings } from './settings.js'
 import { StatementCounter } from './statements.js'
@@ -76,7 +77,22 @@ function describe (result: CaseResult): string {
 // The API's tokens are also checked by the reference Fastify server's `/auth/users`.
 const jwtSecret = randomBytes(32).toString('base64url')
 
-async function startServers (datasetUrl: string): Promise<Servers> {
+/** The API's environment: production, the bench's administrator, limits out of the way. */
+async function apiEnv (datasetUrl: string, entry: string[]): Promise<Record<string, string>> {
+  return {
+    NODE_ENV: 'production',
+    DATABASE_URL: datasetUrl,
+    JWT_SECRET: jwtSecret,
+    JWT_EXPIRES_IN: '1d',
+    ADMIN_EMAIL: ADMIN.email,
+    ADMIN_PASSWORD: ADMIN.password,
+    RATE_LIMIT_MAX: '1000000000',
+    RESOURCES_MODULE: await benchResourcesModule(entry),
+    LOG_LEVEL: 'warn'
+  }
+}
+
+async function startServers (datasetUrl: string, entry: () => Promise<string[]>): Promise<Servers> {
   const servers: Servers = {}
   if (selected.some((c) => c.server === 'baseline')) {
     servers.baseline = await startBaseline(datasetUrl, 20, join(logDir, 'baseline.log'))
@@ -84,24 +100,30 @@ async function startServers (datasetUrl: string): Promise<Servers> {
   if (selected.some((c) => c.server === 'floor')) {
     servers.floor = await startFloor(datasetUrl, jwtSecret, 20, join(logDir, 'floor.log'))
   }
-  // The reference server's `/auth/users` and `/limited/users` check the API's own token.
-  if (selected.some((c) => c.server === 'api' || c.id === 'floor-first-page-jwt' || c.id === 'floor-first-page-limited')) {
+  // The reference server's `/auth/users` and `/limited/users` check the API's own token; the replica's API takes it too.
+  if (selected.some((c) => c.server === 'api' || c.server === 'api-replica' || c.id === 'floor-first-page-jwt' || c.id === 'floor-first-page-limited')) {
     const profiling = flags.profile === true ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
-    const entry = await apiEntryPoint(flags['no-build'] !== true, log)
-    servers.api = await startApi([...profiling, ...entry], {
-      NODE_ENV: 'production',
-      DATABASE_URL: datasetUrl,
-      JWT_SECRET: jwtSecret,
-      JWT_EXPIRES_IN: '1d',
-      ADMIN_EMAIL: ADMIN.email,
-      ADMIN_PASSWORD: ADMIN.password,
-      RATE_LIMIT_MAX: '1000000000',
-      RESOURCES_MODULE: await benchResourcesModule(entry),
-      LOG_LEVEL: 'warn'
-    }, join(logDir, 'api.log'))
+    const args = await entry()
+    servers.api = await startApi([...profiling, ...args], await apiEnv(datasetUrl, args), join(logDir, 'api.log'))
     log(`API: ${servers.api.command} (pid ${servers.api.pid}) on ${servers.api.origin}`)
   }
   return servers
+}
+
+/**
+ * A second API like the first, its reads on a streaming replica of the data set's server, made
+ * for this run; or why it cannot run here. Started once the data set is there (the replica copies it).
+ */
+async function startReplicaApi (serverUrl: string, datasetUrl: string, entry: () => Promise<string[]>): Promise<{ server: Server } | { notRun: string }> {
+  const made = await openReplica(serverUrl, log)
+  if ('notMade' in made) return { notRun: made.notMade }
+  replica = made.replica
+  const args = await entry()
+  const server = await startApi(args, { ...await apiEnv(datasetUrl, args), DATABASE_READ_URLS: withDatabase(replica.url, settings.database) }, join(logDir, 'api-replica.log'), 'api-replica')
+  servers['api-replica'] = server
+  log(`API reading from the replica: ${server.command} (pid ${server.pid}) on ${server.origin}`)
+  if (!await replicaUp(server.origin)) return { notRun: 'the API never found the replica up (within DATABASE_READ_MAX_LAG of the primary) in 60 s' }
+  return { server }
 }
 
 function readProfile (): ProfileSummary | undefined {
@@ -117,9 +139,11 @@ function readProfile (): ProfileSummary | undefined {
 }
 
 let pgServer: PgServer | undefined
+let replica: Replica | undefined
 let statements: StatementCounter | undefined
+let replicaStatements: StatementCounter | undefined
 let db: Db | undefined
-type Servers = Partial<Record<'baseline' | 'floor' | 'api', Server>>
+type Servers = Partial<Record<BenchCase['server'], Server>>
 let servers: Servers = {}
 let failed = false
 try {
@@ -131,7 +155,21 @@ try {
   statements = await StatementCounter.open(dataset.url)
   if (!statements.available) log('pg_stat_statements is not loaded on this server: SQL statements per request are not counted')
   db = await connect({ databaseUrl: dataset.url, poolSize: 2 })
-  servers = await startServers(dataset.url)
+  let built: Promise<string[]> | undefined
+  const entry = async () => await (built ??= apiEntryPoint(flags['no-build'] !== true, log))
+  servers = await startServers(dataset.url, entry)
+  const notRun: NotRun[] = []
+  if (selected.some((c) => c.server === 'api-replica')) {
+    const started = await startReplicaApi(pgServer.url, dataset.url, entry)
+    if ('notRun' in started) {
+      for (const bench of selected.filter((c) => c.server === 'api-replica')) notRun.push({ id: bench.id, reason: started.notRun })
+      log(`NOT RUN: ${notRun.map(({ id }) => id).join(', ')}: ${started.notRun}`)
+    } else {
+      // Its SQL and PostgreSQL's CPU are the replica's: pg_stat_statements and the postmaster there.
+      replicaStatements = await StatementCounter.open(withDatabase(replica?.url ?? '', settings.database))
+    }
+  }
+  const measured = selected.filter((c) => !notRun.some(({ id }) => id === c.id))
 
   const context: CaseContext = { token: '', deepCursor: '', secondCursor: '', productsCursor: '', productIds: await benchProductIds(db), deepOffset: settings.deepOffset }
   let walk = { pages: 0, ms: 0 }
@@ -144,11 +182,18 @@ try {
     context.secondCursor = await secondCursor(servers.api.origin, context.token)
     context.productsCursor = await productsCursor(servers.api.origin)
   }
-  const tools: Tools = { settings, db, statements, postmaster: postmasterOf(await statements.backendPid()), background: await backgroundRate(statements) }
+  const replicaApi = replicaStatements === undefined ? undefined : servers['api-replica']
+  // The same walk warms the second API as the first's warmed it, on the replica's rows.
+  if (replicaApi !== undefined) log(`deep cursor on the replica's API: ${(await deepCursor(replicaApi.origin, context.token, dataset.counts.users)).ms} ms`)
+  const [background, replicaBackground] = await Promise.all([backgroundRate(statements), replicaStatements === undefined ? 0 : backgroundRate(replicaStatements)])
+  const tools: Tools = { settings, db, statements, postmaster: postmasterOf(await statements.backendPid()), background }
   log(`idle servers run ${tools.background} statements/s (subtracted from SQL per request)`)
+  const replicaTools: Tools | undefined = replicaStatements === undefined
+    ? undefined
+    : { ...tools, statements: replicaStatements, postmaster: postmasterOf(await replicaStatements.backendPid()), background: replicaBackground }
 
   const passes = new Map<string, CaseResult[]>()
-  const schedule = passSchedule(selected)
+  const schedule = passSchedule(measured)
   for (let pass = 1; pass <= settings.passes; pass++) {
     const runs = new Map<string, CaseResult[]>()
     for (const bench of schedule) {
@@ -157,14 +202,20 @@ try {
       const of = schedule.filter((c) => c === bench).length
       log(`${bench.id} (pass ${pass}/${settings.passes}${of > 1 ? `, run ${run}/${of}` : ''}): ` +
         `${settings.warmupSeconds} s warm-up + ${settings.seconds} s, ${settings.connections} connections`)
-      const result = await measure(bench, server, context, tools, pass === 1)
+      const onReplica = bench.server === 'api-replica'
+      const before = onReplica ? await poolReads(server.origin) : undefined
+      const result = await measure(bench, server, context, onReplica ? replicaTools ?? tools : tools, pass === 1)
+      if (before !== undefined) {
+        const after = await poolReads(server.origin)
+        result.routed = { replica: after.replica - before.replica, primary: after.primary - before.primary }
+      }
       runs.set(bench.id, [...runs.get(bench.id) ?? [], result])
       log(describe(result))
     }
-    for (const bench of selected) passes.set(bench.id, [...passes.get(bench.id) ?? [], combineRuns(runs.get(bench.id) ?? [])])
+    for (const bench of measured) passes.set(bench.id, [...passes.get(bench.id) ?? [], combineRuns(runs.get(bench.id) ?? [])])
   }
   for (const server of Object.values(servers)) await server.stop()
-  const results = selected.map((bench) => medianPass(passes.get(bench.id) ?? []))
+  const results = measured.map((bench) => medianPass(passes.get(bench.id) ?? []))
   const profile = readProfile()
   const wallSeconds = Math.round(process.uptime())
 
@@ -191,8 +242,9 @@ try {
     ratioToBaseline: ratiosToBaseline(results),
     wallSeconds,
     // Only a full run of every case is judged on its time: a quick run or a subset measures less.
-    targets: evaluateTargets(results, settings.mode === 'full' && only === undefined ? { wallSeconds } : undefined),
+    targets: evaluateTargets(results, settings.mode === 'full' && only === undefined ? { wallSeconds } : undefined, notRun),
     controls: evaluateControls(results),
+    notRun,
     ...(profile === undefined ? {} : { profile })
   }
   const file = save(report, outDir)
@@ -210,6 +262,8 @@ try {
 } finally {
   for (const server of Object.values(servers)) await server.stop().catch(() => {})
   await statements?.close().catch(() => {})
+  await replicaStatements?.close().catch(() => {})
+  await replica?.stop().catch((error: unknown) => { log(`could not remove the replica: ${String(error)}`) })
   await db?.destroy().catch(() => {})
   await pgServer?.stop().catch((error: unknown) => { log(`could not stop PostgreSQL: ${String(error)}`) })
 }

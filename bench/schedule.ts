@@ -7,10 +7,13 @@ import type { BenchCase } from './cases.js'
  * first page, first and deep page, GraphQL flat beside the deep page (it is judged against the
  * first page, two away), and nested GraphQL beside its one-statement reference, the mirror's centre
  * (nested GraphQL is judged against the baseline too: every case here has the same mean position).
+ * The first page read from a replica comes first, three from the first page it is judged against:
+ * beside it, it would part pairs the older targets keep neighbours.
  * References and controls explain a target and judge nothing: run once, they keep a full run
  * within its time.
  */
 export const MIRRORED = [
+  'rest-first-page-replica',
   'rest-declared-first-page',
   'baseline',
   'rest-first-page',

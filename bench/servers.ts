@@ -25,7 +25,7 @@ export function serverNodeFlags (): string[] {
   return (scripts.start ?? '').split(/\s+/).filter((word) => /^--(?!import\b)[a-z-]+(=\S+)?$/.test(word))
 }
 
-async function freePort (): Promise<number> {
+export async function freePort (): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer()
     probe.once('error', reject)
@@ -114,8 +114,8 @@ export async function benchResourcesModule (entry: string[]): Promise<string> {
   return out
 }
 
-export async function startApi (entry: string[], env: Record<string, string>, logFile: string): Promise<Server> {
-  return start('api', entry, env, '/ready', logFile)
+export async function startApi (entry: string[], env: Record<string, string>, logFile: string, name = 'api'): Promise<Server> {
+  return start(name, entry, env, '/ready', logFile)
 }
 
 export async function startBaseline (databaseUrl: string, poolSize: number, logFile: string): Promise<Server> {

@@ -26,8 +26,9 @@ export class StatementCounter {
     const client = new pg.Client({ connectionString: databaseUrl })
     await client.connect()
     const counter = new StatementCounter(client)
+    // A standby cannot create it (read-only): it has its primary's, replayed.
+    await client.query('create extension if not exists pg_stat_statements').catch(() => {})
     try {
-      await client.query('create extension if not exists pg_stat_statements')
       await counter.#read()
       counter.#available = true
     } catch {
