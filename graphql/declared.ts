@@ -75,9 +75,9 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
     // The rows as GraphQL answers, with the relations `nodes` select loaded below them.
     const answered = async (ctx: Context, rows: PageRow[], selection: Asked, caller: Caller = ctx.viewer): Promise<PageRow[]> =>
       answer(ctx.app.db, resource, rows, selection, caller)
-    // A query's answer: its relations read where its rows were (a replica, when one may serve `reader`).
-    const queried = async (ctx: Context, rows: PageRow[], selection: Asked, reader: AccessUser | undefined): Promise<PageRow[]> =>
-      reading(ctx.app.db, reader?.sub, (db) => answer(db, resource, rows, selection, ctx.viewer))
+    // A query's answer: its relations read where its rows were (a replica, when one may serve `readsAs`).
+    const queried = async (ctx: Context, rows: PageRow[], selection: Asked, readsAs: number | undefined): Promise<PageRow[]> =>
+      reading(ctx.app.db, readsAs, (db) => answer(db, resource, rows, selection, ctx.viewer))
     // An ID input field (`authorId`, `postId`) comes as text, and the body schema wants the integer.
     const idColumns = new Set([
       ...resource.columns.filter((column) => scalarOf(resource, column) === 'ID'),
@@ -103,6 +103,10 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
     // Who reads: a public resource asks for no token, and the field rules look at one when it is sent.
     const reader = async (ctx: Context): Promise<AccessUser | undefined> =>
       await callerFor(ctx, resource.auth.read) ?? (rules === undefined ? undefined : await ctx.viewer().catch(() => undefined))
+    // Whose writes the query must see (read-your-writes): the reader's, or on a public resource the
+    // viewer's when a valid token was sent, though the rules read as nobody. It only routes the read.
+    const readsAsOf = async (ctx: Context, reader: AccessUser | undefined): Promise<number | undefined> =>
+      reader?.sub ?? (await ctx.viewer().catch(() => undefined))?.sub
 
     // A subscription's equality filters, as [column, value] (ids parsed).
     const subscriberFilters = (args: Args): Array<[string, unknown]> => resource.filters.filter(({ op }) => op === '=').flatMap(({ name, field }) => {
@@ -121,8 +125,9 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
 
     Query[names.one] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
       const caller = await reader(ctx)
-      const row = await model.get(caller, parseId(args[names.key], names.key), { fields: fieldsFor(info.fieldNodes, info) })
-      return row === undefined ? null : (await queried(ctx, [row], asked(info), caller))[0]
+      const readsAs = await readsAsOf(ctx, caller)
+      const row = await model.get(caller, parseId(args[names.key], names.key), { fields: fieldsFor(info.fieldNodes, info), readsAs })
+      return row === undefined ? null : (await queried(ctx, [row], asked(info), readsAs))[0]
     }
     if (!singular) {
       Query[names.list] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
@@ -130,15 +135,17 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
         const offset = args.offset as number | null | undefined ?? undefined
         // A plain list: no cursor, and no count nobody asked for.
         const caller = await reader(ctx)
-        const rows = await model.rows(caller, { ...filters, limit: listLimit(args.limit), offset, fields: fieldsFor(info.fieldNodes, info) })
-        return queried(ctx, rows, asked(info), caller)
+        const readsAs = await readsAsOf(ctx, caller)
+        const rows = await model.rows(caller, { ...filters, limit: listLimit(args.limit), offset, fields: fieldsFor(info.fieldNodes, info) }, { readsAs })
+        return queried(ctx, rows, asked(info), readsAs)
       }
       Query[names.listConnection] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
         const filters = filtersOf(args)
         const nodes = selectedFields(selectedFields(info.fieldNodes, info.fragments).get('edges') ?? [], info.fragments).get('node') ?? []
         const caller = await reader(ctx)
-        const page = await model.list(caller, { ...filters, limit: listLimit(args.first, 'first'), cursor: args.after as string | null | undefined ?? undefined, fields: fieldsFor(nodes, info) }, { cursors: true })
-        const shown = await queried(ctx, page.data, asked(info, nodes), caller)
+        const readsAs = await readsAsOf(ctx, caller)
+        const page = await model.list(caller, { ...filters, limit: listLimit(args.first, 'first'), cursor: args.after as string | null | undefined ?? undefined, fields: fieldsFor(nodes, info) }, { cursors: true, readsAs })
+        const shown = await queried(ctx, page.data, asked(info, nodes), readsAs)
         const edges = page.data.map((_row, at) => ({ cursor: page.cursors?.[at] as string, node: shown[at] }))
         return { edges, pageInfo: { hasNextPage: 'pagination' in page && page.pagination.hasMore, endCursor: edges.at(-1)?.cursor ?? null } }
       }

@@ -17,6 +17,14 @@ type Query = Record<string, unknown> & { fields?: string, include?: string, q?: 
 // Routes without an auth rule leave `request.user` unset until a relation asks for a caller.
 const callerOf = (request: FastifyRequest): AccessUser | undefined => (request as { user?: AccessUser | null }).user ?? undefined
 
+/**
+ * Whose writes a read must see (read-your-writes, db/replicas.ts): the signed-in caller, or on a
+ * public route that checks no token, the user of a valid one it was sent, though its rules read as
+ * nobody. It only routes: a token revoked a moment ago can send a read to the primary, never show a row.
+ */
+export const readsAsOf = (app: FastifyInstance, request: FastifyRequest): number | undefined =>
+  (callerOf(request) ?? app.accessTokens.peek(request))?.sub
+
 /** What `include=` embeds of `relations`, as properties of a representation. */
 export function relationProperties (relations: readonly RelationData[]): Record<string, TSchema> {
   const properties: Record<string, TSchema> = {}
@@ -78,7 +86,7 @@ export async function embedding (app: FastifyInstance, request: FastifyRequest, 
     fields: added.length === 0 ? fields : `${fields ?? ''},${added.join(',')}`,
     embed: async (rows: Row[]) => {
       const caller = callerOf(request)
-      await reading(app.db, caller?.sub, (db) => loadRelated(db, rows, included, caller))
+      await reading(app.db, readsAsOf(app, request), (db) => loadRelated(db, rows, included, caller))
       for (const row of rows) for (const key of added) delete row[key]
     }
   }
@@ -118,7 +126,7 @@ export function relatedListRoute (app: FastifyInstance, options: RelatedList): v
   }, async (request, reply) => {
     const id = (request.params as { id: number }).id
     if (options.publicParent && relationsNeedCaller([related])) await app.accessTokens.authenticate(request)
-    const page = await relatedPage(app, related, id, callerOf(request), request.query as Query, async () => { await options.parent(request, id) })
+    const page = await relatedPage(app, related, id, callerOf(request), request.query as Query, async () => { await options.parent(request, id) }, readsAsOf(app, request))
     return sendList(request, reply, page)
   })
 }

@@ -14,7 +14,7 @@ import { parentOf, pluralOf, servedRelations } from '../schema/relation-targets.
 import type { AccessRule, Resource } from '../schema/resource.js'
 import { etagOf, ifMatch, sendEntity } from './conditional.js'
 import { found, sendList } from './reply.js'
-import { embedding, relatedListRoute, selectionWith, withIncludable } from './related.js'
+import { embedding, readsAsOf, relatedListRoute, selectionWith, withIncludable } from './related.js'
 
 /** No body, or an empty object: what an action without `input` takes. */
 const isEmptyBody = (body: unknown): boolean =>
@@ -107,7 +107,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         config: withAuth(auth.read),
         publicParent: auth.read === 'public',
         related,
-        parent: async (request, id) => { if (!await model.readable(userOf(request), id)) throw notFound(resource.name) }
+        parent: async (request, id) => { if (!await model.readable(userOf(request), id, { readsAs: readsAsOf(app, request) })) throw notFound(resource.name) }
       })
     }
 
@@ -115,7 +115,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
     const listed = async (request: FastifyRequest, reply: FastifyReply, under?: { relation: string, id: number }) => {
       const query = request.query as Query
       const shape = await includes(request, query)
-      const page = await model.list(await reader(request), { ...query, fields: shape.fields }, { under })
+      const page = await model.list(await reader(request), { ...query, fields: shape.fields }, { under, readsAs: readsAsOf(app, request) })
       await shape.embed(page.data)
       return sendList(request, reply, page)
     }
@@ -146,7 +146,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
     }, async (request, reply) => {
       const query = request.query as Query
       const shape = await includes(request, query)
-      const row = found(await model.get(await reader(request), (request.params as Params).id, { fields: shape.fields }), missing)
+      const row = found(await model.get(await reader(request), (request.params as Params).id, { fields: shape.fields, readsAs: readsAsOf(app, request) }), missing)
       await shape.embed([row])
       return sendEntity(request, reply, row)
     })

@@ -33,9 +33,10 @@ export async function loadRelated (db: Db, rows: Row[], relations: readonly Rela
 /**
  * A page of the list relation `related` of the row `id` (`parentReadable` throws unless the caller may
  * read that row: 404), with every list parameter of its target (`q` when the target is searchable): narrowed to the
- * caller's rows when the target's read rule is an owner rule, and shown by its field rules.
+ * caller's rows when the target's read rule is an owner rule, and shown by its field rules. `readsAs`:
+ * whose writes the read must see (`RoutingOptions`), the caller's by default.
  */
-export async function relatedPage (app: FastifyInstance, related: RelationData, id: number, caller: AccessUser | undefined, query: ListRequest, parentReadable: () => Promise<void>): Promise<ListPage> {
+export async function relatedPage (app: FastifyInstance, related: RelationData, id: number, caller: AccessUser | undefined, query: ListRequest, parentReadable: () => Promise<void>, readsAs = caller?.sub): Promise<ListPage> {
   const { relation, list } = related
   if (query.include !== undefined && query.include !== '') throw badRequest('cannot include relations in a related list', 'include')
   const searchable = list.filters?.q !== undefined
@@ -48,7 +49,7 @@ export async function relatedPage (app: FastifyInstance, related: RelationData, 
   const rules = relation.target.fieldRules
   narrowFilters(rules, caller, filters, [], related.search)
   const read = withOwnerColumn(rules, query.fields)
-  const page = await reading(app.db, caller?.sub, async (db) => {
+  const page = await reading(app.db, readsAs, async (db) => {
     const page = await paginate(db, list, { ...query, fields: read.fields }, { secret: app.tandemConfig.jwtSecret, filters })
     await related.load?.(db, page.data)
     return page

@@ -27,7 +27,17 @@ export type Caller = AccessUser | undefined
 /** A list request: the list parameters of CONTRACT §3, and the declared filters (and `q`) by name. */
 export type ListRequest = ListParams & Readonly<Record<string, unknown>>
 
-export interface ListOptions {
+/** Where a read may go (a replica or the primary: db/replicas.ts). */
+export interface RoutingOptions {
+  /**
+   * The signed-in user whose writes the read must see when the rules see no caller: a public
+   * resource's route reads as nobody, but an administrator re-reading the product they have just
+   * changed sent their token. Default: the caller.
+   */
+  readsAs?: number | undefined
+}
+
+export interface ListOptions extends RoutingOptions {
   /**
    * The rows that belong to one row of a relation's target: `{ relation: 'author', id: 3 }` lists the
    * posts of user 3 (a `belongsTo` declared `listed` or `under`: `GET /users/3/posts`), with the cursors
@@ -50,7 +60,7 @@ export interface ListOptions {
 /** A page of rows as the caller may see them; `cursors` when asked (`ListOptions.cursors`). */
 export type ResourcePage<R> = ListPage<R> & { cursors?: string[] }
 
-export interface ReadOptions {
+export interface ReadOptions extends RoutingOptions {
   /** `fields=`: the fields to read, comma-separated (the key always is). Default: every field. */
   fields?: string | undefined
 }
@@ -98,11 +108,11 @@ export interface ServedResource<R extends object = Row> {
   /** A page of the rows `caller` may read, as `query` asks (CONTRACT §3 and the declared filters). */
   list: (caller: Caller, query?: ListRequest, options?: ListOptions) => Promise<ResourcePage<R>>
   /** Rows from `offset` on, without a cursor or a count (GraphQL's plain list). */
-  rows: (caller: Caller, query?: ListRequest) => Promise<R[]>
+  rows: (caller: Caller, query?: ListRequest, options?: RoutingOptions) => Promise<R[]>
   /** The row whose key is `id` as `caller` may see it; undefined when there is none, or it is hidden from them. */
   get: (caller: Caller, id: number, options?: ReadOptions) => Promise<R | undefined>
   /** Whether `caller` may read the row whose key is `id` (it is there, and not hidden from them). */
-  readable: (caller: Caller, id: number) => Promise<boolean>
+  readable: (caller: Caller, id: number, options?: RoutingOptions) => Promise<boolean>
   /** Creates a row from `body`, the owner set to the caller: the row as written, whole (its caller wrote it). */
   create: (caller: Caller, body: Readonly<Record<string, unknown>>, options?: CreateOptions) => Promise<R>
   /**
@@ -264,7 +274,7 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
       const filters = filtersOf(caller, query, restriction)
       const read = withOwnerColumn(rules, query.fields, key)
       const context = { secret: app.tandemConfig.jwtSecret, filters }
-      const page = await reading(app.db, caller?.sub, async (db) => {
+      const page = await reading(app.db, caller?.sub ?? options.readsAs, async (db) => {
         const page = await data.page(db, { ...query, fields: read.fields }, context)
         // Only an empty page needs to ask whether the row they belong to exists at all.
         const target = restriction?.target
@@ -277,11 +287,11 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
       if (options.cursors === true) shown.cursors = rows.map((row) => cursorAfterId(context, row.id))
       return shown
     },
-    async rows (caller, query = {}) {
+    async rows (caller, query = {}, options = {}) {
       admitted(auth.read, caller, `read of ${name}`)
       const read = withOwnerColumn(rules, query.fields, key)
       const filters = filtersOf(caller, query)
-      const rows = await reading(app.db, caller?.sub, (db) => data.rows(db, { limit: query.limit, offset: query.offset, fields: read.fields }, filters))
+      const rows = await reading(app.db, caller?.sub ?? options.readsAs, (db) => data.rows(db, { limit: query.limit, offset: query.offset, fields: read.fields }, filters))
       const shown = shownRows(rules, caller, rows)
       read.strip(shown)
       return shown
@@ -291,7 +301,7 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
       checkedId(id)
       const owner = readableOwner(resource, caller)
       const read = withOwnerColumn(rules, options.fields, key)
-      const row = await reading(app.db, caller?.sub, async (db) => {
+      const row = await reading(app.db, caller?.sub ?? options.readsAs, async (db) => {
         const row = await data.find(db, id, read.fields, owner)
         // Only a miss under an owner rule that forbids others' rows asks whether the row is someone else's.
         if (row === undefined && owner !== undefined && forbidsOthersRows(resource) && await data.find(db, id, key) !== undefined) throw readRefused(resource)
@@ -302,11 +312,11 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
       read.strip([shown])
       return shown
     },
-    async readable (caller, id) {
+    async readable (caller, id, options = {}) {
       admitted(auth.read, caller, `read of ${name}`)
       const owner = readableOwner(resource, caller)
       checkedId(id)
-      return await reading(app.db, caller?.sub, (db) => data.find(db, id, key, owner)) !== undefined
+      return await reading(app.db, caller?.sub ?? options.readsAs, (db) => data.find(db, id, key, owner)) !== undefined
     },
     async create (caller, body, options = {}) {
       admitted(auth.create, caller, `create of ${name}`)

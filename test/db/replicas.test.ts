@@ -100,6 +100,23 @@ t.test('reads on a streaming replica', { skip: replicasSkip() }, async (t) => {
     await until(async () => (await one.call('GET', `/posts/${id}`, readerHeaders)).statusCode === 200, 20_000, 'the replica to replay the post')
   })
 
+  t.test('regression: a signed-in caller re-reading a public resource they changed read the replica as anyone, and missed their write', async (t) => {
+    const admin = await login(one.app, ADMIN.email, ADMIN.password)
+    const created = await one.call('POST', '/products', admin, { name: 'before', category: 'replicas', price: 1, stock: 1 })
+    t.equal(created.statusCode, 201)
+    const id = body(created).id as number
+    await until(async () => (await one.call('GET', `/products/${id}`)).statusCode === 200, 20_000, 'the replica to replay the product')
+    await onServer(replicaUrl, 'select pg_wal_replay_pause()')
+    t.teardown(() => onServer(replicaUrl, 'select pg_wal_replay_resume()'))
+    t.equal((await one.call('PATCH', `/products/${id}`, admin, { name: 'after' })).statusCode, 200)
+    t.equal(body(await one.call('GET', `/products/${id}`, admin)).name, 'after', 'GET /products/{id} with the token')
+    t.same(body<{ data: Json[] }>(await one.call('GET', '/products?category=replicas', admin)).data.map((row: Json) => row.name), ['after'], 'GET /products with the token')
+    t.equal((await one.graphql(`{ product(id: "${id}") { name } }`, admin)).data?.product?.name, 'after', 'GraphQL product(id) with the token')
+    t.same((await one.graphql('{ products(category: "replicas") { name } }', admin)).data?.products, [{ name: 'after' }], 'GraphQL products with the token')
+    t.equal(body(await one.call('GET', `/products/${id}`)).name, 'before', 'without a token: the paused replica, as before')
+    t.equal(body(await one.call('GET', `/products/${id}`, { authorization: 'Bearer not-a-token' })).name, 'before', 'a token that is not one: read as nobody, as before')
+  })
+
   t.test('a replica further behind than DATABASE_READ_MAX_LAG serves no one until it catches up', async (t) => {
     const strict = await instance(t, { databaseUrl: primaryUrl, databaseReadUrls: replicaUrl, databaseReadMaxLag: '1s' })
     await until(async () => (await replicaOf(strict)).state === 'up', 20_000, 'the replica to be up')
