@@ -7,8 +7,9 @@ import t from 'tap'
 import tandem from '../../app/tandem.js'
 import { serverOptions } from '../../plugins/server-options.js'
 import type { TandemOptions } from '../../schema/options.js'
-import { ADMIN, body, login, runId, signUp, TEST_SECRET } from '../helpers/app.js'
+import { ADMIN, body, login, runId, signedIn, signUp, TEST_SECRET } from '../helpers/app.js'
 import { databaseOf, onServer, replicaCommits, replicaPair, replicasSkip, until } from '../helpers/replicas.js'
+import { connect, listening, subscribe } from '../helpers/subscriptions.js'
 
 type Json = Record<string, any>
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]
@@ -42,6 +43,17 @@ t.test('DATABASE_READ_URLS needs a PostgreSQL server as the primary', async (t) 
   t.teardown(() => app.close())
   await t.rejects(async () => { await app.register(tandem, { jwtSecret: TEST_SECRET, databaseReadUrls: 'postgres://127.0.0.1:1/replica' }).ready() },
     { name: 'ConfigError', message: 'invalid configuration: databaseReadUrls needs a PostgreSQL server as the primary (databaseUrl)' })
+})
+
+// A write records its caller's WAL position in an HTTP hook (plugins/database.ts); a mutation over the
+// subscriptions' WebSocket would record none. Mercurius runs only subscriptions there (no
+// `fullWsTransport`): should that change, the position must be recorded there too.
+t.test('a mutation over the WebSocket is refused and writes nothing: every write that records a position is HTTP', async (t) => {
+  const { app, url } = await listening(t)
+  const ann = await signedIn(app, { name: 'Ann' })
+  const over = subscribe(connect(t, url, ann.headers), `mutation { createPost(input: { title: "over the socket", content: "c", authorId: "${ann.id}" }) { id } }`)
+  t.match(await over.failed, [{ message: 'Invalid operation: mutation' }])
+  t.same(await app.db.selectFrom('posts').select('title').where('title', '=', 'over the socket').execute(), [])
 })
 
 t.test('reads on a streaming replica', { skip: replicasSkip() }, async (t) => {
