@@ -4,17 +4,20 @@ import { declaredRoutes } from '../routes/resource.js'
 import { servedResources } from '../rules/built-in-resources.js'
 import type { Resource } from '../schema/resource.js'
 import { validatorCompiler } from '../plugins/ajv.js'
+import { serializerCompiler } from '../plugins/serializers.js'
 import { errorHandler, notFoundHandler } from '../plugins/errors.js'
 import idempotency from '../plugins/idempotency.js'
 import versioning from '../plugins/versioning.js'
 
 /**
- * Makes an encapsulated scope answer as the resource style does: its validation, the contract's
- * error shape, JSON bodies only, the per-caller rate limit (when Tandem's rate-limit plugin is
- * registered and `rateLimit` is not false) and `Idempotency-Key` on every POST added after it.
+ * Makes an encapsulated scope answer as the resource style does: its validation, its responses'
+ * serializers (compiled once per schema), the contract's error shape, JSON bodies only, the
+ * per-caller rate limit (when Tandem's rate-limit plugin is registered and `rateLimit` is not
+ * false) and `Idempotency-Key` on every POST added after it.
  */
 export async function restScope (scope: FastifyInstance, options: { rateLimit?: boolean } = {}): Promise<void> {
   scope.setValidatorCompiler(validatorCompiler)
+  scope.setSerializerCompiler(serializerCompiler)
   scope.setErrorHandler(errorHandler)
   // The API speaks JSON only: anything else is 415, not parsed as text.
   scope.removeContentTypeParser(['text/plain'])
