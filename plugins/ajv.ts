@@ -25,8 +25,20 @@ export function createAjv (coerce: boolean, extra: Options = {}): Ajv {
 const textAjv = createAjv(true)
 const bodyAjv = createAjv(false)
 
+type Validate = ReturnType<FastifySchemaCompiler<object>>
+
+// Ajv reuses what it compiled for the same schema object only; Fastify hands it a copy of a route's
+// headers schema, and a declaration's schemas are remade by each application: compiled functions are
+// kept by the schema's JSON too (the same for every application of the process, as the instances are).
+const compiled = { body: new Map<string, Validate>(), text: new Map<string, Validate>() }
+
 /** Query strings and params are text and coerced; JSON bodies are validated as sent. */
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
-  const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(schema)
-  return validate as ReturnType<FastifySchemaCompiler<object>>
+  const kind = httpPart === 'body' ? 'body' : 'text'
+  const text = JSON.stringify(schema)
+  const known = compiled[kind].get(text)
+  if (known !== undefined) return known
+  const validate = (kind === 'body' ? bodyAjv : textAjv).compile(schema) as Validate
+  compiled[kind].set(text, validate)
+  return validate
 }
