@@ -5,6 +5,7 @@ import { once } from 'node:events'
 import { createServer } from 'node:net'
 import type { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
+import { serverNodeFlags } from '../../bench/servers.js'
 import { migratedDataDir, serverDatabase, type Test } from './database.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -32,18 +33,20 @@ export async function freePort (): Promise<number> {
 }
 
 /**
- * Starts the server as `npm start` does (scripts/start.mjs: one process, so a signal reaches the
- * server itself) with this environment and nothing else from ours, and kills it when the test ends
- * if it is still running. `DATA_DIR` is `memory://` unless given: free for a start that its
- * configuration stops, but one that gets as far as opening the database then pays an initdb and
- * the migrations (seconds of CPU) — give it a `migratedDataDir(t)`.
+ * Starts the server as `npm start` does (scripts/start.mjs with the script's Node flags: one
+ * process, so a signal reaches the server itself) with this environment and nothing else from ours,
+ * and kills it when the test ends if it is still running. `DATA_DIR` is `memory://` unless given:
+ * free for a start that its configuration stops, but one that gets as far as opening the database
+ * then pays an initdb and the migrations (seconds of CPU) — give it a `migratedDataDir(t)`.
  */
 export function spawnServer (t: Test, env: Record<string, string>): Spawned {
   // tap's process tracking (@tapjs/processinfo) puts its module loader into the NODE_OPTIONS of every
   // child a test starts, whatever environment it is given: under it a server took about 1 s more CPU,
   // and twice as long, to start. `env -u` takes it out again, so that the server runs as `npm start`
-  // runs it (env replaces itself with node: the child's pid is the server's).
-  const child = spawn('env', ['-u', 'NODE_OPTIONS', process.execPath, 'scripts/start.mjs'], {
+  // runs it (env replaces itself with node: the child's pid is the server's), with the V8 flags of
+  // package.json's start script: without --liftoff-only a start that opened the embedded database
+  // took about 1 s more CPU, V8 optimizing PGlite's WebAssembly in the background.
+  const child = spawn('env', ['-u', 'NODE_OPTIONS', process.execPath, ...serverNodeFlags(), 'scripts/start.mjs'], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', TZ: 'UTC', DATA_DIR: 'memory://', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
