@@ -4,7 +4,7 @@ import type { Relation } from '../schema/relation-targets.js'
 import { badRequest, unprocessable } from '../schema/errors.js'
 import { acceptsNull, type FilterOperator, type LoadedField, type Resource, type ResourceFilter } from '../schema/resource.js'
 import type { Db } from './connect.js'
-import { refersToNothingError } from './errors.js'
+import { conflictOn, refersToNothingError, type KeyContext } from './errors.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
 import { listRows, OWNER_FILTER, paginate, parseFields, READABLE_SEARCH, selectColumns, type BaseQuery, type Filter, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
 import { EMBEDDED_LIMIT, linkedRows, linkOf } from './relations.js'
@@ -173,6 +173,9 @@ export function resourceData (resource: Resource): ResourceData {
     sortable: key !== 'id' ? {} : Object.fromEntries(['id', ...(declaration.sort ?? [])].map((field) => [field, { nullable: acceptsNull(declaration.representation.properties[field] as TSchema) }])),
     filters
   } as unknown as ListSpec
+  // A unique key of several columns is answered naming the one its client set, not the owner or a parent's key.
+  const keys: KeyContext = { table, setByApi: [...new Set([declaration.owner, resource.under?.key, ...resource.listedUnder.map((listed) => listed.key)].filter((column) => column !== undefined))] }
+  const conflicts = (error: unknown): never => { throw conflictOn(error, keys) }
   // The locked row is whole, loaded fields included: `If-Match` compares it with what reads showed.
   const lock = (id: number) => async (trx: Db) => completedIf(resource, trx, await untyped(trx).selectFrom(table).select(columns).where(key, '=', id).forUpdate().executeTakeFirst() as Row | undefined)
 
@@ -216,8 +219,8 @@ export function resourceData (resource: Resource): ResourceData {
         return row
       }
       // Without hooks the insert is one statement, and needs no transaction of its own.
-      if (around === undefined) return completed(resource, db, await insert(db, values))
-      return inTransaction(db, async (trx) => completed(resource, trx, await around(trx, undefined, async (written) => insert(trx, written))))
+      if (around === undefined) return completed(resource, db, await insert(db, values).catch(conflicts))
+      return inTransaction(db, async (trx) => completed(resource, trx, await around(trx, undefined, async (written) => insert(trx, written)))).catch(conflicts)
     },
     async createRows (db, rows) {
       const written: Row[] = []
@@ -246,7 +249,7 @@ export function resourceData (resource: Resource): ResourceData {
       }
       return completedIf(resource, db, await lockedWrite(db, lock(id), check, async (trx, current) => around === undefined
         ? set(trx, current, values)
-        : around(trx, current, async (written) => set(trx, current, written))))
+        : around(trx, current, async (written) => set(trx, current, written))).catch(conflicts))
     },
     async remove (db, id, check, around) {
       const remove = async (trx: Db, current: Row) => {

@@ -133,7 +133,7 @@ t.test('bodies are checked by the declaration, and constraints answer in the err
   t.equal(twice.statusCode, 201)
   const duplicate = await asAnn('POST', '/labels', { name: 'twice' })
   t.equal(duplicate.statusCode, 409, 'the host table\'s unique constraint')
-  t.match(body(duplicate), { error: /already exists/, field: /name/ })
+  t.same(body(duplicate), { error: 'name already exists', field: 'name' }, 'unique (owner_id, name) names the name, which the client set')
   const empty = await asAnn('PATCH', `/labels/${body<Label>(twice).id}`, {})
   t.same([empty.statusCode, body(empty)], [200, body(twice)], 'an empty PATCH answers the label as it is (emptyPatch: \'refused\' would make it a 400)')
 })
