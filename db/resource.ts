@@ -74,11 +74,20 @@ export interface ResourceData {
 const equals = (column: string): Filter => ({ where: (query, value) => query.where(sql.ref(column), '=', value) })
 
 /** The condition of one declared filter; the value is only ever bound as a parameter. */
-function filterOn (column: string, op: FilterOperator): Filter {
+function filterOn (column: string, op: Exclude<FilterOperator, 'isNull'>): Filter {
   if (op === 'positive') return { where: (query, value) => query.where(sql<boolean>`(${sql.ref(column)} > 0) = ${value}`) }
   if (op === 'caseInsensitive') return { where: (query, value) => query.where(sql`lower(${sql.ref(column)})`, '=', sql`lower(${value})`) }
   return { where: (query, value) => query.where(sql.ref(column), op, value) }
 }
+
+/**
+ * The name a NULL filter (`isNull`) is applied under when it asks for the rows whose field is not
+ * null: `is null` and `is not null` are two statements (a parameter could not choose between them),
+ * each of which the column's index serves. The served resource gives it the value `true`.
+ */
+export const notNullFilter = (name: string): string => `${name}$notNull`
+
+const isNull = (column: string, not: boolean): Filter => ({ where: (query) => query.where(sql.ref(column), not ? 'is not' : 'is', null) })
 
 /** A lower bound above an upper bound of the same field leaves nothing to find: 422 naming the lower one. */
 function checkRanges (filters: readonly ResourceFilter[], given: Record<string, unknown>): void {
@@ -158,7 +167,10 @@ const untyped = (db: Db): Kysely<any> => db as unknown as Kysely<any>
 export function resourceData (resource: Resource): ResourceData {
   const { table, columns, declaration, key } = resource
   const filters: Record<string, Filter> = {}
-  for (const { name, field, op } of resource.filters) filters[name] = filterOn(field, op)
+  for (const { name, field, op } of resource.filters) {
+    if (op !== 'isNull') filters[name] = filterOn(field, op)
+    else [filters[name], filters[notNullFilter(name)]] = [isNull(field, false), isNull(field, true)]
+  }
   if (declaration.owner !== undefined) filters[OWNER_FILTER] = equals(declaration.owner)
   // The rows listed under one row of a relation's target (`GET /posts/{id}/comments`), when no declared filter names them.
   for (const { key: column, filter } of resource.listedUnder) filters[filter] ??= equals(column)

@@ -8,7 +8,7 @@ import { answeredToWriter } from '../rules/field-rules.js'
 import type { BulkResult, ServedResource } from '../rules/served-resource.js'
 import { asItem, itemError } from '../rules/resource-writes.js'
 import { badRequest, notFound } from '../schema/errors.js'
-import { nonNull, type AccessRule, type Resource } from '../schema/resource.js'
+import { nonNull, nullFilterName, type AccessRule, type Resource } from '../schema/resource.js'
 import { actionNames, camelCase, graphqlNames, scalarOf } from '../schema/resource-sdl.js'
 import type { AccessUser } from '../plugins/auth.js'
 import type { TandemGraphqlContext as Context } from './context.js'
@@ -89,13 +89,24 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
     }))
     // Filter arguments as the REST query string has them, checked by the same schema.
     // An ID filter (`…_id`) comes as text, and the query string's schema wants the integer.
-    const idFilters = new Set(resource.filters.filter(({ field, op }) => op !== 'positive' && scalarOf(resource, field) === 'ID').map(({ name }) => name))
+    const idFilters = new Set(resource.filters.filter(({ field, op }) => op !== 'positive' && op !== 'isNull' && scalarOf(resource, field) === 'ID').map(({ name }) => name))
     const filterNames = [...resource.filters.map(({ name }) => name), ...(resource.search ?? []).length > 0 ? ['q'] : []]
+    // An explicit null asks for the rows whose field is null (`assigneeId: null`, as `assigneeIdNull: true`),
+    // where the field may be null; on any other filter it is refused: it never means "no filter".
+    const nullFilters = new Set(resource.filters.filter(({ op }) => op === 'isNull').map(({ name }) => name))
+    const nullOf = (name: string): string | undefined => nullFilters.has(nullFilterName(name)) && resource.filters.some((filter) => filter.name === name && filter.op === '=') ? nullFilterName(name) : undefined
+    const refusedNull = (name: string) => badRequest(`${camelCase(name)} must not be null: leave it out not to filter by it`, camelCase(name))
     const filtersOf = (args: Args): Row => {
       const filters: Row = {}
       for (const name of filterNames) {
         const value = args[camelCase(name)]
-        if (value === undefined || value === null) continue
+        if (value === undefined) continue
+        if (value === null) {
+          const isNull = nullOf(name)
+          if (isNull === undefined) throw refusedNull(name)
+          filters[isNull] = true
+          continue
+        }
         filters[name] = idFilters.has(name) ? parseId(value, camelCase(name)) : value
       }
       return checkInput(resource.schemas.listQuery, filters)
@@ -111,8 +122,9 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
     // A subscription's equality filters, as [column, value] (ids parsed).
     const subscriberFilters = (args: Args): Array<[string, unknown]> => resource.filters.filter(({ op }) => op === '=').flatMap(({ name, field }) => {
       const value = args[camelCase(name)]
-      if (value === undefined || value === null) return []
-      return [[field, idFilters.has(name) ? parseId(value, camelCase(name)) : value]]
+      if (value === undefined) return []
+      if (value === null && nullOf(name) === undefined) throw refusedNull(name)
+      return [[field, idFilters.has(name) && value !== null ? parseId(value, camelCase(name)) : value]]
     })
 
     // The `fields` that load only the loaded fields `nodes` select (undefined: every field).

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Static, TObject } from '@sinclair/typebox'
 import type { TSchema } from '@sinclair/typebox'
 import { cursorAfterId, type ListPage, type ListParams, type Row } from '../db/pagination.js'
-import { OWNER_FILTER, resourceData, rowExists, type ResourceData } from '../db/resource.js'
+import { notNullFilter, OWNER_FILTER, resourceData, rowExists, type ResourceData } from '../db/resource.js'
 import { reading } from '../db/replicas.js'
 import type { AccessUser } from '../plugins/auth.js'
 import { badRequest, forbidden, notFound, unauthenticated, unprocessable } from '../schema/errors.js'
@@ -229,6 +229,13 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
       filters[restriction.filter] = restriction.id
     }
     narrowFilters(rules, caller, filters, resource.filters, search)
+    // `is not null` is a statement of its own (db/resource.ts); cursors are bound to it as to any filter.
+    for (const { name, op } of resource.filters) {
+      if (op === 'isNull' && filters[name] === false) {
+        delete filters[name]
+        filters[notNullFilter(name)] = true
+      }
+    }
     return filters
   }
 

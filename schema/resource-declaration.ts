@@ -20,7 +20,7 @@ export const GRAPHQL_NAME = /^[a-z][a-zA-Z0-9_]*$/
 export const RELATION_KINDS = ['belongsTo', 'hasMany', 'hasOne', 'manyToMany'] as const
 export const HOOKS = ['prepareCreate', 'beforeCreate', 'afterCreate', 'beforeCreateMany', 'prepareUpdate', 'beforeUpdate', 'afterUpdate', 'beforeDelete', 'afterDelete'] as const
 const RULES = ['public', 'authenticated', 'admin', 'owner', 'ownerOrAdmin'] as const
-const OPERATORS = ['=', '>=', '>', '<=', '<', 'positive', 'caseInsensitive'] as const
+const OPERATORS = ['=', '>=', '>', '<=', '<', 'positive', 'caseInsensitive', 'isNull'] as const
 const EVENTS = ['created', 'updated', 'deleted'] as const
 
 // What the messages say, kept on the schemas themselves (TypeBox keeps unknown options):

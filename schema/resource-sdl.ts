@@ -176,7 +176,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
       return rule === undefined ? [] : [`  ${described(`Read by ${resource.owner === resource.key ? `the ${resource.name}` : `the ${resource.name}'s owner`}${rule === 'ownerOrAdmin' ? ' and administrators' : ''} only; null for everyone else.`)}`]
     }
     const writable = resource.writable
-    const argument = ({ name, field, op }: ResourceFilter) => `${camelCase(name)}: ${op === 'positive' ? 'Boolean' : scalarOf(resource, field)}`
+    const argument = ({ name, field, op }: ResourceFilter) => `${camelCase(name)}: ${op === 'positive' || op === 'isNull' ? 'Boolean' : scalarOf(resource, field)}`
     const filters = [...resource.filters.map(argument), ...(resource.search ?? []).length > 0 ? ['q: String'] : []]
     // A create may leave out a field with a default: GraphQL shows the default.
     const defaultOf = (column: string) => {

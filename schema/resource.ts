@@ -51,9 +51,11 @@ type Field<R extends TObject> = Extract<keyof Static<R>, string>
  * How a list filter compares its field with the value a request gives: `=` (equality); `>=`, `>`,
  * `<=`, `<` (a bound of a range); `positive`, which takes a boolean: `true` keeps the rows whose
  * field is above 0, `false` the others; or `caseInsensitive`, equality of text whatever its case
- * (`lower(field) = lower(value)`: give it an index on `lower(field)`), for emails.
+ * (`lower(field) = lower(value)`: give it an index on `lower(field)`), for emails; or `isNull`, which
+ * takes a boolean: `true` keeps the rows whose field is null, `false` the others (every equality
+ * filter on a field that may be null has one derived, named `<filter>_null`).
  */
-export type FilterOperator = '=' | '>=' | '>' | '<=' | '<' | 'positive' | 'caseInsensitive'
+export type FilterOperator = '=' | '>=' | '>' | '<=' | '<' | 'positive' | 'caseInsensitive' | 'isNull'
 
 /** A list filter with a name of its own. @example { field: 'price', op: '>=' } */
 export interface FilterDeclaration<F extends string = string> {
@@ -496,11 +498,28 @@ function filtersOf (declared: ReadonlyArray<string> | Readonly<Record<string, Fi
   return Object.entries(declared as Readonly<Record<string, FilterDeclaration>>).map(([name, filter]) => ({ name, field: filter.field, op: filter.op ?? '=' }))
 }
 
+/**
+ * The NULL filter of an equality filter on a field that may be null: `?assignee_id_null=true` lists
+ * the rows whose field is null (GraphQL `assigneeIdNull: true`, or `assigneeId: null`). A parameter of
+ * its own, so that no value of the field (the text "null") can be taken for it.
+ */
+export const nullFilterName = (filter: string): string => `${filter}_null`
+
+/** The declared filters and the NULL filter derived from each equality filter on a nullable field, unless one of that name is declared. */
+function withNullFilters (filters: readonly ResourceFilter[], properties: TProperties): ResourceFilter[] {
+  const derived = filters
+    .filter(({ field, op }) => op === '=' && properties[field] !== undefined && acceptsNull(properties[field]))
+    .map(({ name, field }): ResourceFilter => ({ name: nullFilterName(name), field, op: 'isNull' }))
+    .filter(({ name }) => !filters.some((declared) => declared.name === name))
+  return [...filters, ...derived]
+}
+
 const BOUNDS: Partial<Record<FilterOperator, string>> = { '>=': 'Lowest', '>': 'Above', '<=': 'Highest', '<': 'Below' }
 
 /** The query parameter of one filter: the field's own schema, or a boolean for `positive`. */
 function filterSchema (filter: ResourceFilter, field: TSchema, description: string | undefined): TSchema {
   if (filter.op === 'positive') return Type.Boolean({ description: description ?? `\`true\`: only those whose ${filter.field} is above 0; \`false\`: the others.` })
+  if (filter.op === 'isNull') return Type.Boolean({ description: description ?? `\`true\`: only those whose ${filter.field} is null; \`false\`: the others.` })
   const schema = withoutDefault(nonNull(field))
   const bound = BOUNDS[filter.op]
   const said = description ?? (bound === undefined ? undefined : `${bound} ${filter.field}${filter.op.endsWith('=') ? ', inclusive' : ''}.`)
@@ -582,7 +601,7 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   known(declaration.generated, 'generated')
   known(declaration.writable, 'writable')
   known(declaration.sort, 'sort')
-  const filters = filtersOf(declaration.filters)
+  const filters = withNullFilters(filtersOf(declaration.filters), properties)
   known(filters.map((filter) => filter.field), 'filters')
   known(declaration.search, 'search')
   known(declaration.owner === undefined ? [] : [declaration.owner], 'owner')
@@ -605,6 +624,7 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
     const type = (nonNull(properties[field] as TSchema) as { type?: unknown }).type
     if (op === 'positive') check(type === 'integer' || type === 'number', declaration, `filter ${filter}: positive needs a number field, and ${field} is not one`)
     else if (op === 'caseInsensitive') check(type === 'string', declaration, `filter ${filter}: caseInsensitive needs a text field, and ${field} is not one`)
+    else if (op === 'isNull') check(acceptsNull(properties[field] as TSchema), declaration, `filter ${filter}: isNull needs a field that may be null, and ${field} is never null`)
     else if (op !== '=') check(type === 'integer' || type === 'number' || type === 'string', declaration, `filter ${filter}: ${op} needs a number, text or date field, and ${field} is none of them`)
   }
   const fieldNames = fields.map(camelCased)

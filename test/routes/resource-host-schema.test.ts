@@ -5,6 +5,7 @@ import { sql, type Kysely } from 'kysely'
 import t from 'tap'
 import { defineResource, Type } from '../../index.js'
 import { apiClient, body, build, errorCodes, graphql, signedIn } from '../helpers/app.js'
+import { connect, listening, subscribe } from '../helpers/subscriptions.js'
 
 const projects = defineResource({
   name: 'project',
@@ -38,7 +39,8 @@ const tasks = defineResource({
     project: { belongsTo: 'project', key: 'project_id', listed: true },
     assignee: { belongsTo: 'user', key: 'assignee_id' }
   },
-  auth: { read: 'authenticated', create: 'authenticated', update: 'owner', delete: 'owner' }
+  auth: { read: 'authenticated', create: 'authenticated', update: 'owner', delete: 'owner' },
+  events: ['created']
 })
 
 const migrations = {
@@ -65,11 +67,11 @@ const migrations = {
   }
 }
 
-async function setUp (t: Parameters<typeof build>[0]) {
-  const app = await build(t, { resources: [projects, tasks], migrations })
+async function setUp (t: Parameters<typeof build>[0], listen = false) {
+  const { app, url } = listen ? await listening(t, { resources: [projects, tasks], migrations }) : { app: await build(t, { resources: [projects, tasks], migrations }), url: '' }
   const ann = await signedIn(app, { name: 'Ann' })
   const bob = await signedIn(app, { name: 'Bob' })
-  return { app, ann, bob, asAnn: apiClient(app, ann.headers), asBob: apiClient(app, bob.headers) }
+  return { app, url, ann, bob, asAnn: apiClient(app, ann.headers), asBob: apiClient(app, bob.headers) }
 }
 
 type Errors = Awaited<ReturnType<typeof graphql>>
@@ -101,4 +103,66 @@ t.test('a unique constraint over several columns names the field the client set,
   t.same([coded.statusCode, body(coded)], [409, { error: 'code already exists', field: 'code' }], 'a constraint named <table>_<column>_key names that column')
   t.notMatch(coded.body, /\(R, 1\)|=\(/, 'the values the key held are never echoed')
   t.ok(bob.id > 0)
+})
+
+t.test('filters for NULL: {filter}_null in REST, an explicit null or {filter}Null in GraphQL, cursors bound to them (issue 40, 4)', async (t) => {
+  const { app, ann, bob, asAnn } = await setUp(t)
+  const project = body<{ id: number }>(await asAnn('POST', '/projects', { name: 'Garden' }))
+  const made: Array<{ id: number, title: string }> = []
+  for (const [title, assignee] of [['a', null], ['b', bob.id], ['c', null], ['d', ann.id], ['e', null]] as const) {
+    made.push(body(await asAnn('POST', '/tasks', { project_id: project.id, title, assignee_id: assignee })))
+  }
+  const titles = (res: Parameters<typeof body>[0]) => body<{ data: Array<{ title: string }> }>(res).data.map(({ title }) => title)
+
+  t.same(titles(await asAnn('GET', '/tasks?assignee_id_null=true')), ['a', 'c', 'e'], 'the unassigned tasks')
+  t.same(titles(await asAnn('GET', '/tasks?assignee_id_null=false')), ['b', 'd'], 'the assigned ones')
+  t.same(titles(await asAnn('GET', `/tasks?assignee_id_null=false&assignee_id=${bob.id}`)), ['b'], 'beside the equality filter')
+  t.same(titles(await asAnn('GET', `/projects/${project.id}/tasks?assignee_id_null=true&sort=-title`)), ['e', 'c', 'a'], 'in the list under the project, sorted')
+  const text = await asAnn('GET', '/tasks?assignee_id=null')
+  t.same([text.statusCode, body(text).field], [400, 'assignee_id'], 'the value null is no integer: the filter is its own parameter')
+  const bad = await asAnn('GET', '/tasks?assignee_id_null=maybe')
+  t.same([bad.statusCode, body(bad).field], [400, 'assignee_id_null'])
+  t.equal((await asAnn('GET', '/tasks?title_null=true')).statusCode, 400, 'only for a field that may be null')
+
+  const first = body<{ data: Array<{ title: string }>, pagination: { nextCursor: string } }>(await asAnn('GET', '/tasks?assignee_id_null=true&limit=2'))
+  t.same(first.data.map(({ title }) => title), ['a', 'c'])
+  t.same(titles(await asAnn('GET', `/tasks?assignee_id_null=true&limit=2&cursor=${first.pagination.nextCursor}`)), ['e'], 'the cursor continues the NULL filter')
+  const other = await asAnn('GET', `/tasks?assignee_id_null=false&limit=2&cursor=${first.pagination.nextCursor}`)
+  t.same([other.statusCode, body(other).field], [400, 'cursor'], 'a cursor made under another NULL filter is refused')
+  const openapi = body<{ paths: Record<string, { get: { parameters: Array<{ name: string, schema: { type: string } }> } }> }>(await app.inject({ method: 'GET', url: '/openapi.json' }))
+  const parameters = openapi.paths['/api/v1/tasks']?.get.parameters ?? []
+  t.match(parameters.find(({ name }) => name === 'assignee_id_null'), { schema: { type: 'boolean' } }, 'in OpenAPI')
+  t.notOk(parameters.some(({ name }) => name === 'title_null'), 'only for a field that may be null')
+
+  const list = async (query: string, variables?: Record<string, unknown>) => graphql(app, query, { headers: ann.headers, ...variables === undefined ? {} : { variables } })
+  t.same((await list('{ tasks(assigneeId: null) { title } }')).data, { tasks: [{ title: 'a' }, { title: 'c' }, { title: 'e' }] }, 'GraphQL: an explicit null is IS NULL')
+  t.same((await list('{ tasks(assigneeIdNull: false) { title } }')).data, { tasks: [{ title: 'b' }, { title: 'd' }] }, 'and assigneeIdNull as REST\'s parameter')
+  t.same((await list('query ($a: ID) { tasks(assigneeId: $a) { title } }', { a: null })).data, { tasks: [{ title: 'a' }, { title: 'c' }, { title: 'e' }] }, 'a variable set to null too')
+  t.equal((await list('query ($a: ID) { tasks(assigneeId: $a) { title } }', {})).data?.tasks.length, 5, 'a variable left out filters nothing')
+  const refused = await list('{ tasks(title: null) { title } }')
+  t.same([errorCodes(refused), fieldsOf(refused)], [['BAD_USER_INPUT'], ['title']], 'null on a field that is never null is refused, not ignored')
+  const page = await list('{ tasksConnection(first: 2, assigneeId: null) { edges { node { title } } pageInfo { endCursor hasNextPage } } }')
+  t.same(page.data?.tasksConnection.edges.map(({ node }: { node: { title: string } }) => node.title), ['a', 'c'])
+  const after = String(page.data?.tasksConnection.pageInfo.endCursor)
+  t.same((await list(`{ tasksConnection(first: 2, assigneeId: null, after: "${after}") { edges { node { title } } } }`)).data?.tasksConnection.edges, [{ node: { title: 'e' } }], 'a connection\'s cursor carries it')
+  t.same(errorCodes(await list(`{ tasksConnection(first: 2, after: "${after}") { edges { node { title } } } }`)), ['BAD_USER_INPUT'], 'and is refused without it')
+  t.same(made.length, 5)
+})
+
+t.test('a subscription\'s explicit null hears the rows whose field is null; on a field never null it is refused (issue 40, 4)', async (t) => {
+  const { url, ann, bob, asAnn } = await setUp(t, true)
+  const project = body<{ id: number }>(await asAnn('POST', '/projects', { name: 'Garden' }))
+  const client = connect(t, url, ann.headers)
+  const unassigned = subscribe<{ taskCreated: { title: string } }>(client, 'subscription ($a: ID) { taskCreated(assigneeId: $a) { title } }', { a: null })
+  const refused = subscribe(client, 'subscription { taskCreated(title: null) { title } }')
+  t.match(await refused.next().then(() => 'an event', (error: Error) => error.message), /BAD_USER_INPUT/, 'null on a field never null')
+  // The subscription is in place once a first event reaches it.
+  for (let i = 0; unassigned.received.length === 0 && i < 50; i++) {
+    await asAnn('POST', '/tasks', { project_id: project.id, title: `warm ${i}`, assignee_id: null })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  await asAnn('POST', '/tasks', { project_id: project.id, title: 'assigned', assignee_id: bob.id })
+  await asAnn('POST', '/tasks', { project_id: project.id, title: 'free', assignee_id: null })
+  const heard = await unassigned.next((event) => !event.taskCreated.title.startsWith('warm'))
+  t.same(heard, { taskCreated: { title: 'free' } }, 'the assigned task was not heard')
 })

@@ -35,7 +35,7 @@ const wrong: Array<[string, Record<string, unknown>, string]> = [
   ['a relation\'s flag', { relations: { owner: { belongsTo: 'user', key: 'owner_id', required: VALUE } } }, 'relations.owner.required must be true or false'],
   ['a relation\'s column', { relations: { owner: { belongsTo: 'user', key: VALUE } } }, 'relations.owner.key must be a lower-case SQL identifier'],
   ['a relation\'s name', { relations: { Owner: { belongsTo: 'user', key: 'owner_id' } } }, 'relations.Owner: the name must be lower camel case letters and digits'],
-  ['a filter\'s operator', { filters: { long: { field: 'name', op: VALUE } } }, 'filters.long.op must be one of =, >=, >, <=, <, positive or caseInsensitive'],
+  ['a filter\'s operator', { filters: { long: { field: 'name', op: VALUE } } }, 'filters.long.op must be one of =, >=, >, <=, <, positive, caseInsensitive or isNull'],
   ['a filter\'s name', { filters: { Long: { field: 'name' } } }, 'filters.Long: the name must be a lower-case identifier'],
   ['filters of neither form', { filters: VALUE }, 'filters must be a list of field names, or an object of filters by name'],
   ['an event', { events: [VALUE] }, 'events[0] must be one of created, updated or deleted'],

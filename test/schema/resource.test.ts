@@ -62,7 +62,8 @@ t.test('emptyPatch: the row unchanged by default, or refused', async (t) => {
 t.test('a mistaken filter or option fails at start, naming the mistake', async (t) => {
   const declare = (extra: object) => () => defineResource({ ...book, ...extra } as Parameters<typeof defineResource>[0])
   t.throws(declare({ filters: { long: { field: 'length', op: '>=' } } }), /filters names length, which is not in the representation/)
-  t.throws(declare({ filters: { long: { field: 'pages', op: '>>' } } }), /filters\.long\.op must be one of =, >=, >, <=, <, positive or caseInsensitive/)
+  t.throws(declare({ filters: { long: { field: 'pages', op: '>>' } } }), /filters\.long\.op must be one of =, >=, >, <=, <, positive, caseInsensitive or isNull/)
+  t.throws(declare({ filters: { unnamed: { field: 'title', op: 'isNull' } } }), /filter unnamed: isNull needs a field that may be null, and title is never null/)
   t.throws(declare({ filters: { named: { field: 'title', op: 'positive' } } }), /filter named: positive needs a number field, and title is not one/)
   t.throws(declare({ filters: { Long: { field: 'pages', op: '>=' } } }), /filters\.Long: the name must be a lower-case identifier/)
   t.throws(declare({ filters: { limit: { field: 'pages', op: '<=' } } }), /a filter cannot be named limit/)
