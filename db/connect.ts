@@ -5,7 +5,7 @@ import { requirePackages } from '../plugins/optional-packages.js'
 import { migrations } from './migrations/index.js'
 import { checkKysely, checkPg } from './internals/index.js'
 import { PreparingPool } from './prepared.js'
-import { parseTimestamptz } from './timestamps.js'
+import { parseDate, parseTimestamp, parseTimestamptz } from './timestamps.js'
 import type { Database } from './types.js'
 
 export interface ConnectOptions {
@@ -37,15 +37,21 @@ export type Db = Kysely<Database>
 
 // The one place driver differences are normalized: `pg` hands out int8 and numeric as strings,
 // PGlite as numbers or strings. Ids fit in 2^53 and prices have two decimals, so both become
-// JS numbers everywhere; timestamps are Dates from both drivers already.
+// JS numbers everywhere; timestamps are Dates from both drivers, a `timestamp` read as UTC, and a
+// `date` stays its text (the same calendar day in every time zone).
 export const INT8 = 20
 export const NUMERIC = 1700
+export const DATE = 1082
+export const TIMESTAMP = 1114
 const TIMESTAMPTZ = 1184
 export const toNumber = (value: string): number => Number(value)
 
 function typeParser (oid: number, format?: 'text' | 'binary'): unknown {
   if (oid === INT8 || oid === NUMERIC) return toNumber
-  if (oid === TIMESTAMPTZ && format !== 'binary') return parseTimestamptz
+  if (format === 'binary') return pg.types.getTypeParser(oid, format)
+  if (oid === TIMESTAMPTZ) return parseTimestamptz
+  if (oid === TIMESTAMP) return parseTimestamp
+  if (oid === DATE) return parseDate
   return pg.types.getTypeParser(oid, format)
 }
 

@@ -2,6 +2,7 @@ import pg from 'pg'
 
 const TIMESTAMPTZ = 1184
 const fallback = pg.types.getTypeParser(TIMESTAMPTZ) as (text: string) => Date
+const plainFallback = pg.types.getTypeParser(1114) as (text: string) => Date
 
 const PLUS = 43
 const MINUS = 45
@@ -56,3 +57,23 @@ export function parseTimestamptz (text: string): Date {
   const date = new Date(sign === PLUS ? utc - offsetMinutes * 60_000 : utc + offsetMinutes * 60_000)
   return Number.isNaN(date.getTime()) ? fallback(text) : date
 }
+
+/**
+ * PostgreSQL's text form of a `timestamp` (without time zone, `2026-11-21 02:26:12.123`) as the Date
+ * of that wall-clock time in UTC, whatever the process's time zone (pg's own parser reads it in the
+ * process's zone, so one value was answered as another instant on each server). A value written back
+ * as the ISO string it is answered as (`…Z`) is stored as the same time: PostgreSQL ignores a zone
+ * given to a `timestamp`.
+ */
+export function parseTimestamp (text: string): Date {
+  // `infinity` and BC dates, which end in letters, are left to pg's parser.
+  const last = text.charCodeAt(text.length - 1) - 48
+  return last >= 0 && last <= 9 ? parseTimestamptz(text + '+00') : plainFallback(text)
+}
+
+/**
+ * A `date` is a calendar day, not an instant: kept as PostgreSQL's text (`2027-02-20`, ISO-8601), where
+ * pg made it a Date at the process's local midnight and PGlite at UTC midnight, which a process west of
+ * UTC then answered as the day before.
+ */
+export const parseDate = (text: string): string => text

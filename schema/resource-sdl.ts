@@ -36,13 +36,13 @@ export function graphqlNames (resource: Resource) {
 /** The GraphQL type of a relation's target: a declared resource's, or the built-in `User`, `Post`, `Comment`. */
 export const targetTypeOf = (target: RelationTarget): string => capitalized(target.resource?.name ?? target.name)
 
-/** A field's GraphQL type without `!`: ids (`id`, `…_id`) are `ID`, date-times `DateTime`. `declared` is its schema, when not the representation's (an action's input). */
+/** A field's GraphQL type without `!`: ids (`id`, `…_id`) are `ID`, date-times `DateTime`, dates `Date`. `declared` is its schema, when not the representation's (an action's input). */
 export function scalarOf (resource: Resource, field: string, declared = resource.representation.properties[field] as TSchema): string {
   const schema = nonNull(declared) as { type?: unknown, format?: unknown, enum?: unknown }
   if (schema.type === 'integer') return field === 'id' || field.endsWith('_id') ? 'ID' : 'Int'
   if (schema.type === 'number') return 'Float'
   if (schema.type === 'boolean') return 'Boolean'
-  if (schema.type === 'string') return schema.format === 'date-time' ? 'DateTime' : 'String'
+  if (schema.type === 'string') return schema.format === 'date-time' ? 'DateTime' : schema.format === 'date' ? 'Date' : 'String'
   throw new Error(`defineResource(${JSON.stringify(resource.name)}): ${field} has no GraphQL scalar (integer, number, boolean or string)`)
 }
 

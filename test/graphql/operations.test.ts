@@ -11,7 +11,7 @@ import { adminToken, authHeaders, build, errorCodes, graphql, signedIn, testDb, 
 t.test('the schema comes from SDL files under schema/graphql, one type per file', async (t) => {
   const files = (await readdir(schemaDirectory)).filter((f) => f.endsWith('.graphql'))
   // The declared resources' types are built from their declarations (schema/graphql/declared/ shows them).
-  t.same(files.sort(), ['AuthPayload.graphql', 'BulkChange.graphql', 'DateTime.graphql', 'Mutation.graphql', 'PageInfo.graphql', 'Query.graphql', 'Subscription.graphql'])
+  t.same(files.sort(), ['AuthPayload.graphql', 'BulkChange.graphql', 'Date.graphql', 'DateTime.graphql', 'Mutation.graphql', 'PageInfo.graphql', 'Query.graphql', 'Subscription.graphql'])
   for (const file of files) {
     const document = parse(await readFile(new URL(file, schemaDirectory), 'utf8'))
     t.equal(document.definitions.length, 1, `${file} holds one definition`)
