@@ -36,8 +36,53 @@ export function graphqlNames (resource: Resource) {
 /** The GraphQL type of a relation's target: a declared resource's, or the built-in `User`, `Post`, `Comment`. */
 export const targetTypeOf = (target: RelationTarget): string => capitalized(target.resource?.name ?? target.name)
 
-/** A field's GraphQL type without `!`: ids (`id`, `…_id`) are `ID`, date-times `DateTime`, dates `Date`. `declared` is its schema, when not the representation's (an action's input). */
+/**
+ * The text values a field is limited to, null aside: a TypeBox enum (`Type.Union` of literals,
+ * `Type.Enum` of strings, `Type.String({ enum })`, a `Type.Literal`); undefined for any other field.
+ */
+function textValues (schema: TSchema | undefined): string[] | undefined {
+  if (schema === undefined) return undefined
+  const bare = nonNull(schema) as { type?: unknown, enum?: unknown, const?: unknown, anyOf?: TSchema[] }
+  if (typeof bare.const === 'string') return [bare.const]
+  if (bare.type === 'string' && Array.isArray(bare.enum)) return bare.enum.every((value) => typeof value === 'string') ? bare.enum as string[] : undefined
+  if (bare.anyOf === undefined) return undefined
+  const values = bare.anyOf.map(textValues)
+  return values.every((branch) => branch !== undefined) ? [...new Set(values.flat())] : undefined
+}
+
+// What GraphQL takes as an enum value: a name, but true, false and null.
+const ENUM_VALUE = /^(?!(true|false|null)$)[_A-Za-z][_0-9A-Za-z]*$/
+
+/**
+ * The GraphQL enum of a representation's field limited to text values that are all GraphQL names
+ * (`todo`, `in_progress`): named after the type and the field (`TaskStatus`), its values the field's.
+ * Undefined for any other field (values such as `in-progress` stay `String`).
+ */
+export function enumOf (resource: Resource, field: string): { name: string, values: string[] } | undefined {
+  const values = textValues(resource.representation.properties[field])
+  if (values === undefined || !values.every((value) => ENUM_VALUE.test(value))) return undefined
+  return { name: `${capitalized(resource.name)}${capitalized(camelCase(field))}`, values }
+}
+
+/** The SDL of the enums of `resource`'s fields. */
+function enumsSdl (resource: Resource): string[] {
+  return Object.keys(resource.representation.properties).flatMap((field) => {
+    const found = enumOf(resource, field)
+    return found === undefined ? [] : [`enum ${found.name} {`, ...found.values.map((value) => `  ${value}`), '}']
+  })
+}
+
+/**
+ * A field's GraphQL type without `!`: ids (`id`, `…_id`) are `ID`, date-times `DateTime`, dates `Date`,
+ * TypeBox enums an enum of the type (`TaskStatus`, see `enumOf`). `declared` is its schema, when not the
+ * representation's (an action's input): an enum there is the field's own when its values are the same, else `String`.
+ */
 export function scalarOf (resource: Resource, field: string, declared = resource.representation.properties[field] as TSchema): string {
+  const values = textValues(declared)
+  if (values !== undefined) {
+    const own = enumOf(resource, field)
+    return own !== undefined && own.values.length === values.length && values.every((value) => own.values.includes(value)) ? own.name : 'String'
+  }
   const schema = nonNull(declared) as { type?: unknown, format?: unknown, enum?: unknown }
   if (schema.type === 'integer') return field === 'id' || field.endsWith('_id') ? 'ID' : 'Int'
   if (schema.type === 'number') return 'Float'
@@ -181,7 +226,8 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
     // A create may leave out a field with a default: GraphQL shows the default.
     const defaultOf = (column: string) => {
       const given = (properties[column] as { default?: unknown }).default
-      return given === undefined ? '' : ` = ${JSON.stringify(given)}`
+      // An enum's default is its value's name (`= todo`), any other a JSON literal.
+      return given === undefined ? '' : ` = ${enumOf(resource, column) === undefined ? JSON.stringify(given) : String(given)}`
     }
     const filterArgs = filters.length === 0 ? '' : `, ${filters.join(', ')}`
     const actions = actionSdl(resource, names.type)
@@ -253,6 +299,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
     if (parent !== undefined) {
       return [
         `${described(`A ${resource.name}, one per ${parent.name} (REST: /${parent.plural}/{id}/${resource.name}).`)}`,
+        ...enumsSdl(resource),
         `type ${names.type} {`,
         ...resource.columns.map((column) => [...readRule(column), field(column, !shownNullable(column))].join('\n')),
         ...relations.map((relation) => `  ${relation.name}: ${targetTypeOf(relation.target)}${relation.required === true ? '!' : ''}`),
@@ -272,6 +319,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
         ? `  ${described(`The first \`limit\` (1–100, default 20) of its ${relation.name}, by id.`)}\n  ${relation.name}(limit: Int): [${targetTypeOf(relation.target)}!]!`
         : `  ${relation.name}: ${targetTypeOf(relation.target)}${relation.required === true ? '!' : ''}`),
       '}',
+      ...enumsSdl(resource),
       `type ${names.edge} {\n  cursor: String!\n  node: ${names.type}!\n}`,
       `type ${names.connection} {\n  edges: [${names.edge}!]!\n  pageInfo: PageInfo!\n}`,
       ...resource.auth.create === false ? [] : createInput,

@@ -3,7 +3,7 @@
 // and, with DATABASE_URL, on a real PostgreSQL server.
 import { sql, type Kysely } from 'kysely'
 import t from 'tap'
-import { defineResource, Type } from '../../index.js'
+import { defineResource, resourceSdl, Type } from '../../index.js'
 import { apiClient, body, build, errorCodes, graphql, signedIn } from '../helpers/app.js'
 import { connect, listening, subscribe } from '../helpers/subscriptions.js'
 
@@ -28,13 +28,17 @@ const tasks = defineResource({
     title: Type.String({ minLength: 1 }),
     code: Type.Union([Type.String(), Type.Null()]),
     rank: Type.Union([Type.Integer(), Type.Null()]),
-    assignee_id: Type.Union([Type.Integer(), Type.Null()])
+    assignee_id: Type.Union([Type.Integer(), Type.Null()]),
+    status: Type.Union([Type.Literal('todo'), Type.Literal('doing'), Type.Literal('done')], { default: 'todo' }),
+    priority: Type.Union([Type.Enum({ Low: 'low', High: 'high' }), Type.Null()]),
+    kind: Type.Union([Type.String({ enum: ['bug', 'feature'] }), Type.Null()]),
+    phase: Type.Union([Type.String({ enum: ['to-do', 'done'] }), Type.Null()])
   }),
   generated: ['id'],
   owner: 'owner_id',
-  writable: ['project_id', 'title', 'code', 'rank', 'assignee_id'],
+  writable: ['project_id', 'title', 'code', 'rank', 'assignee_id', 'status', 'priority', 'kind', 'phase'],
   sort: ['title'],
-  filters: ['project_id', 'assignee_id', 'title'],
+  filters: ['project_id', 'assignee_id', 'title', 'status', 'priority'],
   relations: {
     project: { belongsTo: 'project', key: 'project_id', listed: true },
     assignee: { belongsTo: 'user', key: 'assignee_id' }
@@ -60,6 +64,10 @@ const migrations = {
         code text,
         rank integer,
         assignee_id integer references users (id) on delete set null,
+        status text not null default 'todo',
+        priority text,
+        kind text,
+        phase text,
         unique (title, project_id),
         constraint tasks_code_key unique (code, rank))`.execute(db)
       await sql`create index tasks_assignee_id on tasks (assignee_id)`.execute(db)
@@ -165,4 +173,28 @@ t.test('a subscription\'s explicit null hears the rows whose field is null; on a
   await asAnn('POST', '/tasks', { project_id: project.id, title: 'free', assignee_id: null })
   const heard = await unassigned.next((event) => !event.taskCreated.title.startsWith('warm'))
   t.same(heard, { taskCreated: { title: 'free' } }, 'the assigned task was not heard')
+})
+
+t.test('TypeBox enums are GraphQL enums: in the type, inputs, filters and subscription arguments (issue 40, 2)', async (t) => {
+  const sdl = resourceSdl([projects, tasks])
+  t.match(sdl, /enum TaskStatus \{\n {2}todo\n {2}doing\n {2}done\n\}/, 'Type.Union of literals')
+  t.match(sdl, /enum TaskPriority \{\n {2}low\n {2}high\n\}/, 'Type.Enum')
+  t.match(sdl, /enum TaskKind \{\n {2}bug\n {2}feature\n\}/, 'Type.String({ enum })')
+  t.match(sdl, /\n {2}status: TaskStatus!\n {2}priority: TaskPriority\n {2}kind: TaskKind\n {2}phase: String\n/, 'the type\'s fields; values that are no GraphQL names stay String')
+  t.match(sdl, /input CreateTaskInput \{[^}]*status: TaskStatus = todo\n[^}]*\}/, 'the create input, its default a value')
+  t.match(sdl, /input UpdateTaskInput \{[^}]*status: TaskStatus\n[^}]*\}/, 'the update input')
+  t.match(sdl, /tasks\(limit: Int, offset: Int, [^)]*status: TaskStatus, priority: TaskPriority/, 'the filters')
+  t.match(sdl, /taskCreated\([^)]*status: TaskStatus/, 'the subscription arguments')
+
+  const { app, ann, asAnn } = await setUp(t)
+  const project = body<{ id: number }>(await asAnn('POST', '/projects', { name: 'Garden' }))
+  const made = await graphql(app, `mutation { createTask(input: {projectId: "${project.id}", title: "Dig", status: doing, priority: high, kind: bug}) { status priority kind phase } }`, { headers: ann.headers })
+  t.same(made.data, { createTask: { status: 'doing', priority: 'high', kind: 'bug', phase: null } }, 'in and out of GraphQL')
+  await asAnn('POST', '/tasks', { project_id: project.id, title: 'Rake', phase: 'to-do' })
+  t.same((await graphql(app, '{ tasks(status: todo) { title status phase } }', { headers: ann.headers })).data, { tasks: [{ title: 'Rake', status: 'todo', phase: 'to-do' }] }, 'a filter, and the default')
+  t.same((await graphql(app, 'query ($s: TaskStatus) { tasks(status: $s) { title } }', { headers: ann.headers, variables: { s: 'doing' } })).data, { tasks: [{ title: 'Dig' }] }, 'a variable of the enum')
+  t.same(errorCodes(await graphql(app, '{ tasks(status: nope) { title } }', { headers: ann.headers })), ['GRAPHQL_VALIDATION_FAILED'], 'another value is refused')
+  t.same(body<{ data: Array<{ title: string }> }>(await asAnn('GET', '/tasks?status=doing')).data.map(({ title }) => title), ['Dig'], 'REST as before')
+  const refused = await asAnn('POST', '/tasks', { project_id: project.id, title: 'Hoe', status: 'nope' })
+  t.same([refused.statusCode, body(refused).field], [400, 'status'])
 })
