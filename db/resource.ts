@@ -89,6 +89,14 @@ export const notNullFilter = (name: string): string => `${name}$notNull`
 
 const isNull = (column: string, not: boolean): Filter => ({ where: (query) => query.where(sql.ref(column), not ? 'is not' : 'is', null) })
 
+/**
+ * A NULL filter is given `true`: `false` is asked through `notNullFilter` (the served resource's
+ * filters do), which a filter whose statement has no parameter cannot tell apart.
+ */
+function checkNullFilters (filters: readonly ResourceFilter[], given: Record<string, unknown>): void {
+  for (const { name, op } of filters) if (op === 'isNull' && given[name] !== undefined && given[name] !== true) throw new Error(`${name}: a NULL filter is given true; ask for the rows that are not null with notNullFilter(${name})`)
+}
+
 /** A lower bound above an upper bound of the same field leaves nothing to find: 422 naming the lower one. */
 function checkRanges (filters: readonly ResourceFilter[], given: Record<string, unknown>): void {
   for (const lower of filters.filter(({ op }) => op === '>=' || op === '>')) {
@@ -195,6 +203,7 @@ export function resourceData (resource: Resource): ResourceData {
     list,
     async page (db, params, context) {
       checkRanges(resource.filters, context.filters)
+      checkNullFilters(resource.filters, context.filters)
       const { columns: read, loaded } = splitFields(resource, params.fields)
       const page = await paginate(db, list, read === params.fields ? params : { ...params, fields: read }, context)
       if (loaded.length > 0) await loadFields(resource, db, page.data, loaded)
@@ -202,6 +211,7 @@ export function resourceData (resource: Resource): ResourceData {
     },
     async rows (db, params, filters) {
       checkRanges(resource.filters, filters)
+      checkNullFilters(resource.filters, filters)
       const { columns: read, loaded } = splitFields(resource, params.fields)
       const rows = await listRows(db, list, { ...params, fields: read }, filters)
       if (loaded.length > 0) await loadFields(resource, db, rows, loaded)
@@ -274,6 +284,7 @@ export function resourceData (resource: Resource): ResourceData {
     },
     async lockWhere (db, given, limit) {
       checkRanges(resource.filters, given)
+      checkNullFilters(resource.filters, given)
       let query = untyped(db).selectFrom(table).select(key) as unknown as BaseQuery
       for (const [name, value] of Object.entries(given)) {
         if (value === undefined) continue

@@ -218,7 +218,14 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
       const filters: Row = {}
       for (const { name } of resource.filters) {
         const value = where[camelCase(name)]
-        if (value === undefined || value === null) continue
+        if (value === undefined) continue
+        // As in a list: an explicit null is IS NULL where the field may be null, else refused (never "no filter").
+        if (value === null) {
+          const isNull = nullOf(name)
+          if (isNull === undefined) throw refusedNull(name)
+          filters[isNull] = true
+          continue
+        }
         filters[name] = idFilters.has(name) ? parseId(value, camelCase(name)) : value
       }
       return filters

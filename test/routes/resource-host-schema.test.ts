@@ -44,6 +44,7 @@ const tasks = defineResource({
     assignee: { belongsTo: 'user', key: 'assignee_id' }
   },
   auth: { read: 'authenticated', create: 'authenticated', update: 'owner', delete: 'owner' },
+  bulk: { update: 'owner' },
   events: ['created']
 })
 
@@ -197,4 +198,17 @@ t.test('TypeBox enums are GraphQL enums: in the type, inputs, filters and subscr
   t.same(body<{ data: Array<{ title: string }> }>(await asAnn('GET', '/tasks?status=doing')).data.map(({ title }) => title), ['Dig'], 'REST as before')
   const refused = await asAnn('POST', '/tasks', { project_id: project.id, title: 'Hoe', status: 'nope' })
   t.same([refused.statusCode, body(refused).field], [400, 'status'])
+})
+
+t.test('a change by filter takes the NULL filters as a list does (issue 40, 4)', async (t) => {
+  const { app, ann, bob, asAnn } = await setUp(t)
+  const project = body<{ id: number }>(await asAnn('POST', '/projects', { name: 'Garden' }))
+  for (const [title, assignee] of [['a', null], ['b', bob.id], ['c', null]] as const) await asAnn('POST', '/tasks', { project_id: project.id, title, assignee_id: assignee })
+  const ranks = async () => (await sql<{ title: string, rank: number | null }>`select title, rank from tasks order by title`.execute(app.db)).rows.map(({ title, rank }) => `${title}${rank ?? ''}`)
+  const changed = await asAnn('PATCH', '/tasks?assignee_id_null=false', { rank: 1 })
+  t.same([changed.statusCode, body(changed).count, await ranks()], [200, 1, ['a', 'b1', 'c']], 'REST: the assigned one')
+  const graph = await graphql(app, 'mutation { updateTasks(where: {assigneeId: null}, input: {rank: 2}) { count } }', { headers: ann.headers })
+  t.same([graph.data, await ranks()], [{ updateTasks: { count: 2 } }, ['a2', 'b1', 'c2']], 'GraphQL: an explicit null in where is IS NULL')
+  const refused = await graphql(app, 'mutation { updateTasks(where: {title: null, projectId: "1"}, input: {rank: 3}) { count } }', { headers: ann.headers })
+  t.same([errorCodes(refused), fieldsOf(refused), await ranks()], [['BAD_USER_INPUT'], ['title'], ['a2', 'b1', 'c2']], 'and refused on a field never null, nothing changed')
 })
