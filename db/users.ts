@@ -12,6 +12,16 @@ export function verifiedUnlessChanged (email: string): RawBuilder<Date | null> {
   return sql<Date | null>`case when lower(email) = lower(${email}) then email_verified_at end`
 }
 
+/** Makes a new user's empty profile, in the sign-up's transaction. */
+export async function createProfile (trx: Db, userId: number): Promise<void> {
+  await trx.insertInto('profiles').values({ user_id: userId }).execute()
+}
+
+/** The user's email as stored, or undefined when there is no such user. */
+export async function storedEmail (db: Db, id: number): Promise<string | undefined> {
+  return (await db.selectFrom('users').select('email').where('id', '=', id).executeTakeFirst())?.email
+}
+
 /** Queues `message` to the address a user had, kept in the outbox until `expiresAt`. */
 export async function queueNotice (trx: Db, userId: number, recipient: string, message: Message, expiresAt: Date): Promise<void> {
   await trx.insertInto('email_outbox').values({ user_id: userId, recipient, kind: 'email_changed', ...message, expires_at: expiresAt }).execute()

@@ -96,10 +96,12 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
     const nullFilters = new Set(resource.filters.filter(({ op }) => op === 'isNull').map(({ name }) => name))
     const nullOf = (name: string): string | undefined => nullFilters.has(nullFilterName(name)) && resource.filters.some((filter) => filter.name === name && filter.op === '=') ? nullFilterName(name) : undefined
     const refusedNull = (name: string) => badRequest(`${camelCase(name)} must not be null: leave it out not to filter by it`, camelCase(name))
-    const filtersOf = (args: Args): Row => {
+    // The filters `names` as GraphQL arguments give them, by their REST names: ids parsed, an explicit
+    // null IS NULL where the field may be null, else refused (never "no filter").
+    const translatedFilters = (given: Args, names: readonly string[]): Row => {
       const filters: Row = {}
-      for (const name of filterNames) {
-        const value = args[camelCase(name)]
+      for (const name of names) {
+        const value = given[camelCase(name)]
         if (value === undefined) continue
         if (value === null) {
           const isNull = nullOf(name)
@@ -109,7 +111,10 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
         }
         filters[name] = idFilters.has(name) ? parseId(value, camelCase(name)) : value
       }
-      return checkInput(resource.schemas.listQuery, filters)
+      return filters
+    }
+    const filtersOf = (args: Args): Row => {
+      return checkInput(resource.schemas.listQuery, translatedFilters(args, filterNames))
     }
     // Who reads: a public resource asks for no token, and the field rules look at one when it is sent.
     const reader = async (ctx: Context): Promise<AccessUser | undefined> =>
@@ -213,23 +218,7 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
       }
     }
     // A change or deletion by filter: the filters as the list's arguments have them, checked by the served resource.
-    const whereOf = (args: Args): Row => {
-      const where = args.where as Args
-      const filters: Row = {}
-      for (const { name } of resource.filters) {
-        const value = where[camelCase(name)]
-        if (value === undefined) continue
-        // As in a list: an explicit null is IS NULL where the field may be null, else refused (never "no filter").
-        if (value === null) {
-          const isNull = nullOf(name)
-          if (isNull === undefined) throw refusedNull(name)
-          filters[isNull] = true
-          continue
-        }
-        filters[name] = idFilters.has(name) ? parseId(value, camelCase(name)) : value
-      }
-      return filters
-    }
+    const whereOf = (args: Args): Row => translatedFilters(args.where as Args, resource.filters.map(({ name }) => name))
     const bulkChange = ({ count, ids }: BulkResult) => ({ count, ids: ids.map(String) })
     if (resource.bulk.update !== false) {
       const rule = resource.bulk.update

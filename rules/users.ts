@@ -4,7 +4,7 @@
 // its row is in its hooks: the password's hash, the profile made with it, the current password an
 // email change of one's own asks for, the notice to the old address, the sessions a deletion ends.
 import { Type } from '@sinclair/typebox'
-import { queueNotice, releaseUser, verifiedUnlessChanged } from '../db/users.js'
+import { createProfile, queueNotice, releaseUser, storedEmail, verifiedUnlessChanged } from '../db/users.js'
 import { hashPassword } from '../plugins/passwords.js'
 import { badRequest, forbidden } from '../schema/errors.js'
 import { defineResource } from '../schema/resource.js'
@@ -48,17 +48,17 @@ export const users = defineResource({
       return { ...values, password_hash: input.password === undefined ? null : await hashPassword(String(input.password)) }
     },
     async afterCreate ({ trx, row }) {
-      await trx.insertInto('profiles').values({ user_id: row.id }).execute()
+      await createProfile(trx, row.id)
     },
     // A new email of one's own needs the current password (a stolen token alone cannot move the account
     // elsewhere). Checked before the transaction: a wrong guess counts against the account's failure
     // budget, shared with sign-in, whatever the write becomes.
     async prepareUpdate ({ db, app, caller, id, values, input }) {
       if (values.email === undefined || caller?.sub !== id) return values
-      const current = await db.selectFrom('users').select('email').where('id', '=', id).executeTakeFirst()
-      if (current === undefined || lowerCase(current.email) === lowerCase(values.email)) return values
+      const current = await storedEmail(db, id)
+      if (current === undefined || lowerCase(current) === lowerCase(values.email)) return values
       if (input.current_password === undefined) throw badRequest('changing your email needs your current password', 'current_password')
-      if (await app.accessTokens.checkPassword(current.email, String(input.current_password)) === undefined) throw forbidden('current_password is wrong')
+      if (await app.accessTokens.checkPassword(current, String(input.current_password)) === undefined) throw forbidden('current_password is wrong')
       return values
     },
     // A new address is not verified yet; the same address in another case still is.
