@@ -171,30 +171,51 @@ export async function linkedRows (db: Db, link: Link, keys: readonly number[], c
   return rowsById(db, link.table, keys, columns, narrow, link.key)
 }
 
+/**
+ * How a column's value is written into JSON text: as PostgreSQL's `to_json` writes it, or as a JSON
+ * string of its text (an integer id answered as GraphQL's `ID`, `"42"`).
+ */
+export type JsonFormat = 'json' | 'text'
+
+/** What one JSON object of a statement shows: its columns, constant members and relations, in `order`. */
+export interface JsonObject {
+  /** What each row shows, as [property, column] or [property, column, format] (default `json`). */
+  columns: ReadonlyArray<readonly [string, string] | readonly [string, string, JsonFormat]>
+  /** Members whose value is always the same JSON text (GraphQL's `__typename`), as [property, JSON]. */
+  constants?: ReadonlyArray<readonly [string, string]> | undefined
+  /** The properties in the order the object shows them; undefined: columns, then constants, then relations. */
+  order?: readonly string[] | undefined
+  below: readonly NestedRelation[]
+}
+
 /** A link followed inside one statement with the links below it (see `relationsAsJson`). */
-export interface NestedRelation {
+export interface NestedRelation extends JsonObject {
   /** The property the rows go in. */
   name: string
   link: Link
   /** A list of the first `limit` rows by id; undefined: one row (null when there is none). */
   limit: number | undefined
-  /** What each row shows, as [property, column]. */
-  columns: ReadonlyArray<readonly [string, string]>
   /** Only the rows whose column of this name is the caller's id (an owner read rule); its value is a parameter. */
   narrow?: { column: string, value: number } | undefined
-  below: readonly NestedRelation[]
+}
+
+/** The text a statement's shape is known by: everything of `object` that its SQL is written from. */
+export function objectShape (object: JsonObject): string {
+  const constants = object.constants === undefined ? '' : `#${object.constants.join(';')}`
+  const order = object.order === undefined ? '' : `@${object.order.join(';')}`
+  return `(${object.columns.join(';')}${constants}${order})[${shapeOf(object.below)}]`
 }
 
 function shapeOf (relations: readonly NestedRelation[]): string {
   return relations.map((r) => {
     const through = r.link.through === undefined ? '' : `~${r.link.through.table}.${r.link.through.otherKey}`
     const narrow = r.narrow === undefined ? '' : `!${r.narrow.column}`
-    return `${r.name}=${r.link.table}.${r.link.key}:${r.link.by}${through}${narrow}${r.limit === undefined ? '' : '*'}(${r.columns.join(';')})[${shapeOf(r.below)}]`
+    return `${r.name}=${r.link.table}.${r.link.key}:${r.link.by}${through}${narrow}${r.limit === undefined ? '' : '*'}${objectShape(r)}`
   }).join(',')
 }
 
 /** The owners of the narrowed relations, in the order the statement takes them (as `limitsOf`). */
-function ownersOf (relations: readonly NestedRelation[], owners: number[] = []): number[] {
+export function ownersOf (relations: readonly NestedRelation[], owners: number[] = []): number[] {
   for (const relation of relations) {
     if (relation.narrow !== undefined) owners.push(relation.narrow.value)
     ownersOf(relation.below, owners)
@@ -202,7 +223,7 @@ function ownersOf (relations: readonly NestedRelation[], owners: number[] = []):
   return owners
 }
 
-function limitsOf (relations: readonly NestedRelation[], limits: number[] = []): number[] {
+export function limitsOf (relations: readonly NestedRelation[], limits: number[] = []): number[] {
   for (const relation of relations) {
     if (relation.limit !== undefined) limits.push(relation.limit)
     limitsOf(relation.below, limits)
@@ -213,33 +234,51 @@ function limitsOf (relations: readonly NestedRelation[], limits: number[] = []):
 /** `"name":` as an SQL literal; names are GraphQL field names or columns, never input. */
 const memberName = (name: string): RawBuilder<unknown> => sql.lit(`${JSON.stringify(name)}:`)
 
+/** A column's value as JSON text (`null` for NULL), as `format` asks. */
+function jsonValue (ref: string, format: JsonFormat = 'json'): RawBuilder<unknown> {
+  return format === 'text'
+    ? sql`coalesce(to_json(${sql.ref(ref)}::text)::text, 'null')`
+    : sql`coalesce(to_json(${sql.ref(ref)})::text, 'null')`
+}
+
 /**
- * A relation as a subquery answering JSON text: `r<depth>` is its table, `r<depth - 1>` its
- * parent's. The text is concatenated from `to_json` of each value rather than built by `json_agg`
- * and `row_to_json`, which cost PostgreSQL more for the same rows: they build composite rows only to
- * print them. Lists are aggregated from an ordered, limited subquery (an index range scan per
- * parent, as in `firstChildren`), whose order `string_agg` keeps. See PERFORMANCE-DECISIONS.md,
- * 'All relations below a root in one JSON statement'.
+ * One row of `row` (an alias) as the JSON text of `object`: its members in their order, the
+ * relations below as subqueries of depth `depth + 1`, which take their limits and owners from the
+ * iterators in the order `limitsOf` and `ownersOf` list them.
  */
-function nestedSubquery (relation: NestedRelation, depth: number, limits: Iterator<unknown>, owners: Iterator<unknown>): RawBuilder<unknown> {
+export function jsonObjectOf (object: JsonObject, row: string, depth: number, limits: Iterator<unknown>, owners: Iterator<unknown>): RawBuilder<unknown> {
+  const members = new Map<string, RawBuilder<unknown>>()
+  for (const [name, column, format] of object.columns) members.set(name, sql`${memberName(name)} || ${jsonValue(`${row}.${column}`, format)}`)
+  for (const [name, json] of object.constants ?? []) members.set(name, sql.lit(`${JSON.stringify(name)}:${json}`))
+  // Built in `below`'s order, whatever the order shown: that is the order they take their values in.
+  for (const below of object.below) members.set(below.name, sql`${memberName(below.name)} || ${nestedSubquery(below, depth + 1, limits, owners, row)}`)
+  const shown = object.order === undefined ? [...members.values()] : object.order.map((name) => members.get(name) as RawBuilder<unknown>)
+  return shown.length === 0 ? sql`'{}'` : sql`'{' || ${sql.join(shown, sql` || ',' || `)} || '}'`
+}
+
+/**
+ * A relation as a subquery answering JSON text: `r<depth>` is its table, `parent` its parent's
+ * (`r<depth - 1>`). The text is concatenated from `to_json` of each value rather than built by
+ * `json_agg` and `row_to_json`, which cost PostgreSQL more for the same rows: they build composite
+ * rows only to print them. Lists are aggregated from an ordered, limited subquery (an index range
+ * scan per parent, as in `firstChildren`), whose order `string_agg` keeps. See
+ * PERFORMANCE-DECISIONS.md, 'All relations below a root in one JSON statement'.
+ */
+function nestedSubquery (relation: NestedRelation, depth: number, limits: Iterator<unknown>, owners: Iterator<unknown>, parent = `r${depth - 1}`): RawBuilder<unknown> {
   const row = `r${depth}`
   // Taken before the relations below take theirs: `limitsOf` and `ownersOf` list a relation's first.
   const limit = relation.limit === undefined ? undefined : limits.next().value
   const owner = relation.narrow === undefined ? undefined : owners.next().value
-  const members = [
-    ...relation.columns.map(([name, column]) => sql`${memberName(name)} || coalesce(to_json(${sql.ref(`${row}.${column}`)})::text, 'null')`),
-    ...relation.below.map((below) => sql`${memberName(below.name)} || ${nestedSubquery(below, depth + 1, limits, owners)}`)
-  ]
-  const object = members.length === 0 ? sql`'{}'` : sql`'{' || ${sql.join(members, sql` || ',' || `)} || '}'`
+  const object = jsonObjectOf(relation, row, depth, limits, owners)
   const { table, key, by, through } = relation.link
   const narrowing = relation.narrow === undefined ? sql`` : sql` and ${sql.ref(`${row}.${relation.narrow.column}`)} = ${owner}`
   const link = sql.id(`l${depth}`)
   // Through a join table: its rows that name the parent, each joined to the row it names.
   const rows = through === undefined
     ? sql`from ${sql.table(table)} as ${sql.id(row)}
-    where ${sql.ref(`${row}.${key}`)} = ${sql.ref(`r${depth - 1}.${by}`)}${narrowing}`
+    where ${sql.ref(`${row}.${key}`)} = ${sql.ref(`${parent}.${by}`)}${narrowing}`
     : sql`from ${sql.table(through.table)} as ${link} join ${sql.table(table)} as ${sql.id(row)} on ${sql.ref(`${row}.id`)} = ${link}.${sql.ref(through.otherKey)}
-    where ${link}.${sql.ref(key)} = ${sql.ref(`r${depth - 1}.${by}`)}${narrowing}`
+    where ${link}.${sql.ref(key)} = ${sql.ref(`${parent}.${by}`)}${narrowing}`
   // One row by the other's key (a hasOne) is one of them, should the key not be unique (never an error).
   if (relation.limit === undefined) return sql`coalesce((select ${object} ${rows}${key === 'id' ? sql`` : sql` limit 1`}), 'null')`
   const json = sql.id(`j${depth}`)

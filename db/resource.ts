@@ -6,8 +6,8 @@ import { acceptsNull, type FilterOperator, type LoadedField, type Resource, type
 import type { Db } from './connect.js'
 import { conflictOn, refersToNothingError, type KeyContext } from './errors.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
-import { listRows, OWNER_FILTER, paginate, parseFields, READABLE_SEARCH, selectColumns, type BaseQuery, type Filter, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
-import { EMBEDDED_LIMIT, linkedRows, linkOf } from './relations.js'
+import { listRows, listRowsAsJson, OWNER_FILTER, paginate, parseFields, READABLE_SEARCH, selectColumns, type BaseQuery, type Filter, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
+import { EMBEDDED_LIMIT, linkedRows, linkOf, type JsonObject } from './relations.js'
 import { searchFilter, searchedText } from './search.js'
 import { inTransaction } from './transaction.js'
 
@@ -41,6 +41,8 @@ export interface ResourceData {
   page: (db: Db, params: ListParams & Record<string, unknown>, context: ListContext) => Promise<ListPage>
   /** Rows from `offset` on under `filters`, without a cursor or a count (GraphQL's plain list). */
   rows: (db: Db, params: { limit?: number | undefined, offset?: number | undefined, fields?: string | undefined }, filters: Record<string, unknown>) => Promise<Row[]>
+  /** The rows `rows` would answer, as the JSON array's text of `object` (columns and relations only), from one statement. */
+  rowsAsJson: (db: Db, params: { limit?: number | undefined, offset?: number | undefined }, filters: Record<string, unknown>, object: JsonObject) => Promise<string>
   /** The row whose key (`id`, or a singular resource's key) is `id`. */
   find: (db: Db, id: number, fields: string | undefined, owner?: number) => Promise<Row | undefined>
   /**
@@ -216,6 +218,11 @@ export function resourceData (resource: Resource): ResourceData {
       const rows = await listRows(db, list, { ...params, fields: read }, filters)
       if (loaded.length > 0) await loadFields(resource, db, rows, loaded)
       return rows
+    },
+    async rowsAsJson (db, params, filters, object) {
+      checkRanges(resource.filters, filters)
+      checkNullFilters(resource.filters, filters)
+      return await listRowsAsJson(db, list, params, filters, object)
     },
     async find (db, id, fields, owner) {
       const { columns: read, loaded } = splitFields(resource, fields)

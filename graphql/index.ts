@@ -9,7 +9,7 @@ import { requestWrote } from '../plugins/database.js'
 import events from '../plugins/events.js'
 import { validatorCompiler } from '../plugins/ajv.js'
 import { REFRESH_MS } from '../plugins/revocations.js'
-import { bearerOfPayload } from './context.js'
+import { bearerOfPayload, type TandemGraphqlContext } from './context.js'
 import { clientError, codes, errorFormatter, errorHandler, GraphqlRequestError, withoutSuggestions, type FormatOptions } from './errors.js'
 import { graphiqlPage, graphiqlServed } from './graphiql.js'
 import { documentCacheEntries, MAX_DOCUMENT_BYTES, MAX_DOCUMENT_TOKENS, overLimits, oversized } from './documents.js'
@@ -18,6 +18,7 @@ import { introspectionDisabled } from './introspection.js'
 import { VariableCheck } from './variables.js'
 import { PersistedQueryStore } from './persisted.js'
 import { relationPlanner } from './relations.js'
+import { compiledAnswers } from './compiled.js'
 import { plannedTypes } from './planned-types.js'
 import { declaredResolvers } from './declared.js'
 import { declaredAnswers } from './declared-answers.js'
@@ -51,6 +52,8 @@ const notGraphqlText = () => clientError('Syntax Error: the query is not a Graph
 
 /** Where the query style is served, at the application's root. */
 const GRAPHQL_PATH = '/graphql'
+/** What GraphQL executes in place of a query the database answered: the answer is that text, not this. */
+const TYPENAME_ONLY = parse('{ __typename }')
 
 /** Runs of a document after which graphql-jit compiles it. */
 export const DEFAULT_JIT = 10
@@ -189,8 +192,10 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
   const served = servedResources(resources)
   const schema = `${await loadSchema(directory ?? schemaDirectory)}\n${resourceSdl(served)}`
   // The one relation engine, for the users and every declared resource; the declared root fields' answers through it.
-  const planner = relationPlanner(plannedTypes(served))
+  const types = plannedTypes(served)
+  const planner = relationPlanner(types)
   const answers = declaredAnswers(planner)
+  const compiled = compiledAnswers(types, served, (resource) => servedResourceOf(app, resource, served))
   // Only while tracing is on (plugins/tracing.ts): otherwise no wrapper and no hook of it is added.
   const tracing = app.hasDecorator('tandemTracer') ? (await import('./tracing.js')).operationTracing(app.tandemTracer, GRAPHQL_PATH) : undefined
 
@@ -360,6 +365,13 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
       complexity(schema, document, variables ?? {})
       // A mutation's caller reads their write next (read replicas: plugins/database.ts).
       if (document.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'mutation')) requestWrote(context.reply.request)
+      // A query the database answers alone is sent as its text; GraphQL runs a document of `__typename` only instead.
+      const text = context.reply === undefined ? undefined : await compiled.answer(schema, document, variables, context as TandemGraphqlContext).catch(() => undefined)
+      if (text !== undefined) {
+        // A serializer of its own leaves the type unset: the one Fastify gives an object it serializes.
+        context.reply.serializer(() => text).type('application/json; charset=utf-8')
+        return { document: TYPENAME_ONLY }
+      }
       // graphql-jit reads relations as plain properties; answers per response key need graphql-js.
       if (perResponseKey(schema, document, variables ?? {})) return { schema }
     })

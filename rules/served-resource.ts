@@ -12,6 +12,7 @@ import { badRequest, forbidden, notFound, unauthenticated, unprocessable } from 
 import { servedRelations, type RelationTarget } from '../schema/relation-targets.js'
 import type { AccessRule, Resource } from '../schema/resource.js'
 import type { Db } from '../db/connect.js'
+import type { JsonObject } from '../db/relations.js'
 import { mayMatchField, narrowFilters, shownRow, shownRows, withOwnerColumn } from './field-rules.js'
 import { announce, callerNeeded, forbidsOthersRows, mayRead, readableOwner, readRefused, replacedValues } from './resource.js'
 import { checkInput } from './checked-input.js'
@@ -109,6 +110,12 @@ export interface ServedResource<R extends object = Row> {
   list: (caller: Caller, query?: ListRequest, options?: ListOptions) => Promise<ResourcePage<R>>
   /** Rows from `offset` on, without a cursor or a count (GraphQL's plain list). */
   rows: (caller: Caller, query?: ListRequest, options?: RoutingOptions) => Promise<R[]>
+  /**
+   * The rows `rows` answers, as the JSON array's text of `object` (its columns, constants and the
+   * relations below, each narrowed as the caller gives it), from one statement; undefined when
+   * `object` shows a field with a read rule, which only `rows` applies.
+   */
+  rowsAsJson: (caller: Caller, query: Pick<ListRequest, 'limit' | 'offset'>, object: JsonObject, options?: RoutingOptions) => Promise<string | undefined>
   /** The row whose key is `id` as `caller` may see it; undefined when there is none, or it is hidden from them. */
   get: (caller: Caller, id: number, options?: ReadOptions) => Promise<R | undefined>
   /** Whether `caller` may read the row whose key is `id` (it is there, and not hidden from them). */
@@ -302,6 +309,12 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
       const shown = shownRows(rules, caller, rows)
       read.strip(shown)
       return shown
+    },
+    async rowsAsJson (caller, query, object, options = {}) {
+      admitted(auth.read, caller, `read of ${name}`)
+      if (rules !== undefined && object.columns.some(([, column]) => rules.fields[column] !== undefined)) return undefined
+      const filters = filtersOf(caller, {})
+      return await reading(app.db, caller?.sub ?? options.readsAs, async (db) => await data.rowsAsJson(db, { limit: query.limit, offset: query.offset }, filters, object))
     },
     async get (caller, id, options = {}) {
       admitted(auth.read, caller, `read of ${name}`)

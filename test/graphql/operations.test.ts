@@ -6,6 +6,7 @@ import { createPost } from '../../db/posts.js'
 import { users } from '../../rules/users.js'
 import { schemaDirectory } from '../../graphql/schema.js'
 import { recordSql } from '../helpers/sql-log.js'
+import { executedByGraphql } from '../helpers/executed.js'
 import { adminToken, authHeaders, build, errorCodes, graphql, signedIn, testDb, type GraphqlResponse } from '../helpers/app.js'
 
 t.test('the schema comes from SDL files under schema/graphql, one type per file', async (t) => {
@@ -306,14 +307,27 @@ t.test('nested lists run one SQL statement per level, never one per item', async
     .values(posts.flatMap(({ id, author_id: authorId }, i) => Array.from({ length: 3 }, (_, j) => ({ post_id: id, author_id: users[(i + j) % users.length]?.id ?? authorId, text: `c${j}` }))))
     .execute()
 
+  const relevant = () => recorded.statements.filter((s) => !/revoked_tokens|persisted_queries/.test(s))
+  // Each query twice: as sent (the database alone answers what it can) and executed by GraphQL (the
+  // relation engine): the same answer to the byte; `statements` are the engine's, `compiled` the other's.
   const count = async (query: string) => {
-    recorded.statements.length = 0
-    const res = await graphql(app, query, { headers })
+    const ask = async (text: string) => {
+      recorded.statements.length = 0
+      const reply = await app.inject({ method: 'POST', url: '/graphql', headers, payload: { query: text } })
+      return { reply, statements: relevant() }
+    }
+    const sent = await ask(query)
+    const executed = await ask(executedByGraphql(query))
+    const res = JSON.parse(executed.reply.body)
     t.same(res.errors, undefined, query)
-    return { res, statements: recorded.statements.filter((s) => !/revoked_tokens|persisted_queries/.test(s)) }
+    t.equal(sent.reply.body, executed.reply.body, `the same answer either way: ${query}`)
+    t.equal(sent.reply.headers['content-type'], executed.reply.headers['content-type'])
+    return { res, statements: executed.statements, compiled: sent.statements }
   }
 
-  const { res, statements } = await count('{ users(limit: 20) { posts(limit: 5) { comments { text author { name } } } } }')
+  const { res, statements, compiled } = await count('{ users(limit: 20) { posts(limit: 5) { comments { text author { name } } } } }')
+  t.equal(compiled.length, 1, 'the database alone: one statement answers the whole query')
+  t.match(compiled[0], /^select '\[' \|\|/, 'its answer\'s text')
   t.equal(res.data?.users.length, 20)
   t.equal(res.data?.users[0].posts.length, 5)
   t.equal(res.data?.users[0].posts[0].comments.length, 3)
@@ -326,8 +340,11 @@ t.test('nested lists run one SQL statement per level, never one per item', async
   t.equal(both.statements.length, 2, 'the users, then five relations on three levels in one statement')
   t.equal(both.res.data?.users[3].posts.length, 7)
 
+  t.equal(both.compiled.length, 1)
+
   const twoLimits = await count('{ users(limit: 20) { a: posts(limit: 1) { id } b: posts(limit: 2) { id } } }')
   t.equal(twoLimits.statements.length, 3, 'answers per response key: one statement per distinct limit, not per user')
+  t.equal(twoLimits.compiled.length, 1, 'the database alone answers each response key in the one statement')
 
   await t.test('one relation under two response keys with different limits: each key gets its own list', async (t) => {
     const aliased = 'query ($a: Int, $b: Int) { users(limit: 2) { few: posts(limit: $a) { id } many: posts(limit: $b) { id title } } }'
@@ -364,6 +381,7 @@ t.test('nested lists run one SQL statement per level, never one per item', async
   t.same(offsetNested.res.data?.users, ['User 2', 'User 3', 'User 4'].map((name) => ({ name, posts: [{ title: 'P0' }, { title: 'P1' }] })),
     'with relations: the same users in the same order, each with its own posts')
   t.equal(offsetNested.statements.length, 2)
+  t.equal(offsetNested.compiled.length, 1, 'an offset page with relations, from the database alone')
 
   const narrow = await count('{ users(limit: 2) { posts(limit: 1) { comments { text } } } }')
   const [, nestedSql = ''] = narrow.statements
@@ -391,7 +409,7 @@ t.test('nested lists run one SQL statement per level, never one per item', async
     const runs: GraphqlResponse[] = []
     for (let i = 0; i < 3; i++) {
       recorded.statements.length = 0
-      runs.push(await graphql(jitted, query, { headers }))
+      runs.push(await graphql(jitted, executedByGraphql(query), { headers }))
       t.equal(recorded.statements.filter((s) => !/revoked_tokens|persisted_queries/.test(s)).length, 2, `run ${i + 1}`)
     }
     t.same(runs[2], runs[0])

@@ -7,6 +7,7 @@ import { defineResource, Type } from '../../index.js'
 import { adminToken, apiClient, body, build, graphql, signedIn, testDb } from '../helpers/app.js'
 import type { Test } from '../helpers/database.js'
 import { recordSql } from '../helpers/sql-log.js'
+import { executedByGraphql } from '../helpers/executed.js'
 
 // Diaries are read by their owner (and administrators) only; users gain `diaries` through `inverse`.
 const diaries = defineResource({
@@ -40,11 +41,19 @@ async function setUp (t: Test) {
   await apiClient(app, bob.headers)('POST', '/diaries', { title: 'Bob\'s' })
   const post = body<{ id: number }>(await apiClient(app, bob.headers)('POST', '/posts', { title: 'by Bob', content: 'c' }))
   await apiClient(app, ann.headers)('POST', `/posts/${post.id}/comments`, { text: 'by Ann' })
+  // Each query executed by GraphQL (the relation engine: `statements`) and as sent, which the database
+  // alone answers (`compiled`): the same answer either way.
   const counted = async (query: string, headers: { authorization: string }) => {
-    recorded.statements.length = 0
-    const res = await graphql(app, query, { headers })
-    if (res.errors !== undefined) throw new Error(`${query}: ${JSON.stringify(res.errors)}`)
-    return { data: res.data as Record<string, any>, statements: recorded.statements.filter((statement) => !/revoked_tokens|persisted_queries|login_failures/.test(statement)) }
+    const ask = async (text: string) => {
+      recorded.statements.length = 0
+      const res = await graphql(app, text, { headers })
+      if (res.errors !== undefined) throw new Error(`${query}: ${JSON.stringify(res.errors)}`)
+      return { res, statements: recorded.statements.filter((statement) => !/revoked_tokens|persisted_queries|login_failures/.test(statement)) }
+    }
+    const executed = await ask(executedByGraphql(query))
+    const sent = await ask(query)
+    t.same(sent.res, executed.res, `the same answer either way: ${query}`)
+    return { data: executed.res.data as Record<string, any>, statements: executed.statements, compiled: sent.statements }
   }
   return { app, ann, bob, admin, counted }
 }
@@ -63,6 +72,8 @@ t.test('GraphQL: a target read by its owners only is narrowed at every level, in
   const asAdmin = await counted(query, admin)
   t.same(byName(asAdmin.data.users).Bob?.diaries, [{ title: 'Bob\'s' }], 'an administrator reads every diary')
   t.equal(asAdmin.statements.length, 2)
+  t.same([asAnn.compiled.length, asAdmin.compiled.length], [1, 1], 'from the database alone, every level in the one statement, narrowed alike')
+  t.match(asAnn.compiled[0], /"owner_id" = \$\d/, 'her id narrows the diaries at both levels')
 })
 
 t.test('GraphQL: below a host\'s type the same engine goes on into the built-in ones and back, in one statement', async (t) => {
@@ -70,6 +81,7 @@ t.test('GraphQL: below a host\'s type the same engine goes on into the built-in 
   const deep = await counted('{ diaries { title owner { name posts { title } diaries { title owner { name } } } } }', ann.headers)
   t.same(deep.data.diaries, [{ title: 'Ann\'s', owner: { name: 'Ann', posts: [], diaries: [{ title: 'Ann\'s', owner: { name: 'Ann' } }] } }])
   t.equal(deep.statements.length, 2, `the diaries, then four levels below them in one statement: ${deep.statements.join(' | ')}`)
+  t.equal(deep.compiled.length, 1, 'from the database alone, the list and four levels below it in one statement')
 })
 
 t.test('REST: include= narrows a target read by its owners only as GraphQL does', async (t) => {
