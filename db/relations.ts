@@ -201,10 +201,16 @@ export interface NestedRelation extends JsonObject {
 
 /** The text a statement's shape is known by: everything of `object` that its SQL is written from. */
 export function objectShape (object: JsonObject): string {
+  const known = objectShapes.get(object)
+  if (known !== undefined) return known
   const constants = object.constants === undefined ? '' : `#${object.constants.join(';')}`
   const order = object.order === undefined ? '' : `@${object.order.join(';')}`
-  return `(${object.columns.join(';')}${constants}${order})[${shapeOf(object.below)}]`
+  const shape = `(${object.columns.join(';')}${constants}${order})[${shapeOf(object.below)}]`
+  objectShapes.set(object, shape)
+  return shape
 }
+// An object planned once (a GraphQL document's, per viewer) is shaped once.
+const objectShapes = new WeakMap<JsonObject, string>()
 
 function shapeOf (relations: readonly NestedRelation[]): string {
   return relations.map((r) => {

@@ -16,6 +16,9 @@ import type { PlannedType, PlannedTypes } from './planned-types.js'
 type Variables = Readonly<Record<string, unknown>>
 type Fragments = Readonly<Record<string, FragmentDefinitionNode>>
 
+/** Viewers whose plans of one document are kept; past them, the document's plans start again. */
+const PLANS_PER_DOCUMENT = 256
+
 /** A root list field answered from the database alone: its resource, and its rules. */
 interface RootList {
   resource: Resource
@@ -159,47 +162,71 @@ export function compiledAnswers (types: PlannedTypes, resources: readonly Resour
     lists.set(graphqlNames(resource).list, { resource, served: served(resource), type })
   }
 
-  /** The answer's text (`{"data":{…}}`) of `document`, or undefined when GraphQL must execute it. */
-  async function answer (schema: GraphQLSchema, document: DocumentNode, sent: Variables | undefined, context: Pick<TandemGraphqlContext, 'viewer'>): Promise<string | undefined> {
-    const operation = onlyOperation(document)
-    const query = schema.getQueryType()
-    if (operation === undefined || operation.operation !== 'query' || query == null) return undefined
-    const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], { ...sent })
-    if (coerced.coerced === undefined) return undefined
-    const fragments: Record<string, FragmentDefinitionNode> = {}
-    for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition
+  /** What one root field answers: a constant (`__typename`), or a list's rows as `object`, read as `caller`. */
+  type Root = { key: string, json: string } | { key: string, list: RootList, caller: AccessUser | undefined, readsAs: number | undefined, object: JsonObject, limit: number, offset: number | undefined }
+
+  /** The roots of `operation` as `viewer` asks them, or undefined when GraphQL must execute it. */
+  function planOf (query: GraphQLObjectType, operation: OperationDefinitionNode, fragments: Fragments, variables: Variables, viewer: AccessUser | undefined): Root[] | undefined {
     const roots = byResponseKey([operation], fragments)
     if (roots === undefined) return undefined
-    // Memoized by the context: the resolvers of a query GraphQL executes after all reuse it.
-    const viewer = await context.viewer().catch(() => undefined)
-    const walk: Walk = { fragments, variables: coerced.coerced, viewer }
-    const runs: Array<Promise<string | undefined>> = []
-    for (const nodes of roots.values()) {
+    const walk: Walk = { fragments, variables, viewer }
+    const plan: Root[] = []
+    for (const [key, nodes] of roots) {
       const name = (nodes[0] as FieldNode).name.value
       if (name === '__typename') {
-        runs.push(Promise.resolve(JSON.stringify(query.name)))
+        plan.push({ key, json: JSON.stringify(query.name) })
         continue
       }
       const list = lists.get(name)
       const field = query.getFields()[name]
       const returned = field === undefined ? undefined : getNamedType(field.type)
       if (list === undefined || returned === undefined || !isObjectType(returned)) return undefined
-      const args = argumentsOf(nodes, ['limit', 'offset'], walk.variables)
+      const args = argumentsOf(nodes, ['limit', 'offset'], variables)
       if (args === undefined) return undefined
       // The rules' caller, as the list's resolver has it: nobody on a public resource without field rules.
       const needed = callerNeeded(list.resource.auth.read) !== 'nobody'
       if (needed && viewer === undefined) return undefined
       const caller = needed || list.resource.fieldRules !== undefined ? viewer : undefined
       const object = objectOf(types, list.type, returned, nodes, walk)
-      if (object === undefined) return undefined
       const offset = args.offset ?? undefined
-      if (offset !== undefined && typeof offset !== 'number') return undefined
-      runs.push(list.served.rowsAsJson(caller, { limit: listLimit(args.limit), offset }, object, { readsAs: caller?.sub ?? viewer?.sub }))
+      if (object === undefined || (offset !== undefined && typeof offset !== 'number')) return undefined
+      plan.push({ key, list, caller, readsAs: caller?.sub ?? viewer?.sub, object, limit: listLimit(args.limit), offset })
     }
-    const texts = await Promise.all(runs)
+    return plan
+  }
+
+  // A document without variables is planned once per viewer (the narrowing below depends on who they
+  // are), a few hundred viewers a document at most; one with variables at every request.
+  const plans = new WeakMap<DocumentNode, Map<string, Root[] | null>>()
+  const viewerKey = (viewer: AccessUser | undefined): string => viewer === undefined ? '' : `${viewer.role}:${viewer.sub}`
+
+  /** The answer's text (`{"data":{…}}`) of `document`, or undefined when GraphQL must execute it. */
+  async function answer (schema: GraphQLSchema, document: DocumentNode, sent: Variables | undefined, context: Pick<TandemGraphqlContext, 'viewer'>): Promise<string | undefined> {
+    const operation = onlyOperation(document)
+    const query = schema.getQueryType()
+    if (operation === undefined || operation.operation !== 'query' || query == null) return undefined
+    // Memoized by the context: the resolvers of a query GraphQL executes after all reuse it.
+    const viewer = await context.viewer().catch(() => undefined)
+    const fixed = (operation.variableDefinitions?.length ?? 0) === 0
+    let known = fixed ? plans.get(document) : undefined
+    let plan = known?.get(viewerKey(viewer))
+    if (plan === undefined) {
+      const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], { ...sent })
+      if (coerced.coerced === undefined) return undefined
+      const fragments: Record<string, FragmentDefinitionNode> = {}
+      for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition
+      plan = planOf(query, operation, fragments, coerced.coerced, viewer) ?? null
+      if (fixed) {
+        if (known === undefined || known.size >= PLANS_PER_DOCUMENT) plans.set(document, known = new Map())
+        known.set(viewerKey(viewer), plan)
+      }
+    }
+    if (plan === null) return undefined
+    const texts = await Promise.all(plan.map(async (root) => 'json' in root
+      ? root.json
+      : await root.list.served.rowsAsJson(root.caller, { limit: root.limit, offset: root.offset }, root.object, { readsAs: root.readsAs })))
     if (texts.some((text) => text === undefined)) return undefined
-    const members = [...roots.keys()].map((key, at) => `${JSON.stringify(key)}:${texts[at] as string}`)
-    return `{"data":{${members.join(',')}}}`
+    return `{"data":{${plan.map((root, at) => `${JSON.stringify(root.key)}:${texts[at] as string}`).join(',')}}}`
   }
   return { answer }
 }

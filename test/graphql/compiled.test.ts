@@ -3,7 +3,7 @@
 // gives; anything that needs GraphQL's execution (a read rule on a field, a scalar written in
 // JavaScript, a directive, a refused caller or argument) is executed as before, with the same answer.
 import { sql, type Kysely } from 'kysely'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { defineResource, Type } from '../../index.js'
 import { adminToken, apiClient, build, signedIn, testDb } from '../helpers/app.js'
 import { executedByGraphql } from '../helpers/executed.js'
@@ -49,7 +49,7 @@ const migrations = {
   }
 }
 
-async function setUp (t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function setUp (t: Test) {
   const recorded = recordSql(await testDb())
   const app = await build(t, { db: recorded.db, resources: [chores], migrations })
   const ann = await signedIn(app, { name: 'Ann "the first"\n' })

@@ -2,10 +2,9 @@
 // as the built-in ones are — everything below a level in one statement, whatever the depth and the
 // number of rows — and each target's read rule narrows its rows at every level, in both styles.
 import { sql, type Kysely } from 'kysely'
-import t from 'tap'
+import t, { type Test as TapTest } from 'tap'
 import { defineResource, Type } from '../../index.js'
 import { adminToken, apiClient, body, build, graphql, signedIn, testDb } from '../helpers/app.js'
-import type { Test } from '../helpers/database.js'
 import { recordSql } from '../helpers/sql-log.js'
 import { executedByGraphql } from '../helpers/executed.js'
 
@@ -31,7 +30,7 @@ const migrations = {
   }
 }
 
-async function setUp (t: Test) {
+async function setUp (t: TapTest) {
   const recorded = recordSql(await testDb())
   const app = await build(t, { db: recorded.db, resources: [diaries], migrations })
   const ann = await signedIn(app, { name: 'Ann' })
