@@ -20,7 +20,6 @@ export const resources = [{
   // The bulk-write cases' host resource: a hook on every create (it tidies the address and makes the
   // row's own code), so that a create is a transaction of its own, as a host's with business rules is.
   name: 'entry',
-  plural: 'entries',
   table: 'bench_entries',
   representation: Type.Object({
     id: Type.Integer(),

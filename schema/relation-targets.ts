@@ -1,5 +1,6 @@
 import type { TObject } from '@sinclair/typebox'
 import { Comment } from './comments.js'
+import { pluralName } from './plural.js'
 import { Post } from './posts.js'
 import type { AccessRule, FieldRules, Resource } from './resource.js'
 import { User, userFieldRules } from './users.js'
@@ -58,7 +59,7 @@ export interface Relation {
 }
 
 /** The path segment of a relation's target: a declared resource's plural, or a built-in one's (`posts`). */
-export const pluralOf = (target: RelationTarget): string => target.resource?.plural ?? `${target.name}s`
+export const pluralOf = (target: RelationTarget): string => target.resource?.plural ?? pluralName(target.name)
 
 const KINDS = ['belongsTo', 'hasMany', 'hasOne', 'manyToMany'] as const
 const camelCased = (name: string): string => name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
@@ -185,7 +186,7 @@ export function parentOf (resource: Resource, resources: readonly Resource[]): {
     return { name, plural: parent.plural }
   }
   if (!builtInTargetNames.includes(name)) throw new Error(`defineResource(${JSON.stringify(resource.name)}): singularOf names ${JSON.stringify(name)}, which is neither a declared resource nor user, post or comment`)
-  return { name, plural: `${name}s` }
+  return { name, plural: pluralName(name) }
 }
 
 /** Every relation `resource` serves: its own, and those other declarations add to it through `inverse`. */

@@ -3,6 +3,7 @@ import { ListOf, ListQuery, Selectable } from './common.js'
 import type { AccessUser } from '../plugins/auth.js'
 import type { Db } from '../db/connect.js'
 import type { AttemptKind } from '../plugins/rate-limit.js'
+import { pluralName } from './plural.js'
 import { checkDeclarationShape } from './resource-declaration.js'
 import { checkBehaviour, type ActionDeclaration, type CreateDeclaration, type ResourceHooks } from './resource-hooks.js'
 
@@ -195,7 +196,13 @@ export interface InputDeclaration {
 export interface ResourceDeclaration<R extends TObject = TObject> {
   /** Singular, lower camel case: `label` → REST `/labels`. @example 'label' */
   name: string
-  /** The plural in paths, when not `name` + `s`. @example 'categories' */
+  /**
+   * The plural in paths and GraphQL names (`/entries`, `entries`, `createEntries`), when not the
+   * English plural of `name` (inflection's rules, on the last word of a camelCase name: `entry` →
+   * `entries`, `person` → `people`, `lineItem` → `lineItems`). Needed for a word English does not count
+   * (`news`), whose plural would be its name, and where the rules miss (they make `safe` `saves`).
+   * @example 'safes'
+   */
   plural?: string
   /** The table, made by the host's own migration. @example 'labels' */
   table: string
@@ -587,7 +594,11 @@ export function defineResource<R extends TObject> (declaration: ResourceDeclarat
   checkDeclarationShape(declaration)
   const { name, table, representation } = declaration
   check(!TAKEN_NAMES.includes(name), declaration, `the name ${name} is taken by a built-in resource or GraphQL type`)
-  const plural = declaration.plural ?? `${name}s`
+  const plural = declaration.plural ?? pluralName(name)
+  // GraphQL would name one row and the list alike (`news(id)`, `news(limit)`); a singular resource has no list.
+  check(plural !== name || declaration.singularOf !== undefined, declaration, declaration.plural === undefined
+    ? `${name} is its own plural in English: give \`plural\`, a name of its list other than ${name}`
+    : `plural: ${plural} is the resource's name; the list needs a name of its own`)
   const properties: TProperties = representation.properties
   const key: string = declaration.key ?? 'id'
   const fields = [key, ...Object.keys(properties).filter((column) => column !== key)]

@@ -20,7 +20,6 @@ const notes = defineResource({
 // Entries kept for good: created, never changed nor deleted.
 const entries = defineResource({
   name: 'entry',
-  plural: 'entries',
   table: 'entries',
   representation: Type.Object({ id: Type.Integer(), text: Type.String() }),
   generated: ['id'],
