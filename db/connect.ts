@@ -6,7 +6,7 @@ import { migrations } from './migrations/index.js'
 import { checkKysely, checkPg } from './internals/index.js'
 import { PreparingPool } from './prepared.js'
 import { parseDate, parseTimestamp, parseTimestamptz } from './timestamps.js'
-import type { Database } from './types.js'
+import type { TandemDatabase } from './types.js'
 
 export interface ConnectOptions {
   /** `postgres://…`; when absent the embedded PGlite database is used. */
@@ -33,7 +33,8 @@ export interface ConnectOptions {
   embeddedSnapshot?: Blob | undefined
 }
 
-export type Db = Kysely<Database>
+/** The database handle: Tandem's tables and the host's (`HostTables`), in `app.db` and in every hook's `trx`. */
+export type Db = Kysely<TandemDatabase>
 
 // The one place driver differences are normalized: `pg` hands out int8 and numeric as strings,
 // PGlite as numbers or strings. Ids fit in 2^53 and prices have two decimals, so both become
@@ -96,7 +97,7 @@ function serverPool (databaseUrl: string, options: ConnectOptions, connectionTim
 function realServer (databaseUrl: string, options: ConnectOptions): Db {
   const pool = serverPool(databaseUrl, options, 5_000)
   const preparing = options.preparedStatements === false ? undefined : new PreparingPool(pool)
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing ?? pool }) })
+  const db = new Kysely<TandemDatabase>({ dialect: new PostgresDialect({ pool: preparing ?? pool }) })
   pools.set(db, { pool, preparing })
   return db
 }
@@ -130,7 +131,7 @@ export function replicaServer (databaseUrl: string, options: ConnectOptions & { 
   const preparing = options.preparedStatements === false ? undefined : new PreparingPool(pool)
   // The same pg as the primary's: its start check holds for this pool too.
   if (preparing !== undefined) preparing.shapedRows = primary.preparing?.shapedRows ?? false
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new FallbackPool(preparing ?? pool, primary.preparing ?? primary.pool, link) }) })
+  const db = new Kysely<TandemDatabase>({ dialect: new PostgresDialect({ pool: new FallbackPool(preparing ?? pool, primary.preparing ?? primary.pool, link) }) })
   pools.set(db, { pool, preparing, replica: link })
   return db
 }

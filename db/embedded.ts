@@ -4,7 +4,7 @@ import type { PGlite } from '@electric-sql/pglite'
 import { Kysely } from 'kysely'
 import { DATE, INT8, NUMERIC, TIMESTAMP, toNumber, type Db } from './connect.js'
 import { parseDate, parseTimestamp } from './timestamps.js'
-import type { Database } from './types.js'
+import type { TandemDatabase } from './types.js'
 
 /** The engine itself: PGlite with the extensions the migrations need, ready for statements. */
 export async function embeddedEngine (dataDir: string | undefined, snapshot?: Blob): Promise<PGlite> {
@@ -27,7 +27,7 @@ const engines = new WeakMap<Db, PGlite>()
 /** A Kysely over an embedded database in `dataDir` (default: in memory), started from `snapshot` if given. */
 export async function embedded (dataDir: string | undefined, snapshot: Blob | undefined): Promise<Db> {
   const [pglite, { PGliteDialect }] = await Promise.all([embeddedEngine(dataDir, snapshot), import('kysely-pglite-dialect')])
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) })
+  const db = new Kysely<TandemDatabase>({ dialect: new PGliteDialect(pglite) })
   engines.set(db, pglite)
   return db
 }

@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely'
 import type { Db } from './connect.js'
-import type { Database } from './types.js'
+import type { TandemDatabase } from './types.js'
 
 export interface Revocation {
   jti: string
@@ -30,7 +30,7 @@ export function userOfRow (jti: string): number | undefined {
  * raises their token version and records the new one, until `expiresAt`, when every earlier
  * token has expired anyway. Run it in the transaction that changes what the tokens stood for.
  */
-export async function revokeTokensOf (db: Db | Transaction<Database>, userId: number, expiresAt: Date): Promise<void> {
+export async function revokeTokensOf (db: Db | Transaction<TandemDatabase>, userId: number, expiresAt: Date): Promise<void> {
   const raised = await db.updateTable('users').set({ token_version: sql<number>`token_version + 1` })
     .where('id', '=', userId).returning('token_version').executeTakeFirst()
   if (raised === undefined) return

@@ -150,6 +150,27 @@ export interface LoginFailuresByDeviceTable {
   failed_at: CreatedAt
 }
 
+/**
+ * The host's own tables as its queries see them (Kysely table types, by table name): empty in Tandem;
+ * a host adds its tables by module augmentation, and `app.db`, each hook's and action's `trx` and a
+ * `prepare` hook's `db` know them, with no cast nor `withTables`. A table named here is typed as said
+ * here, also in the hooks of the resource that declares it (which otherwise derive it from the
+ * representation): say here what the representation cannot (a `timestamptz` read as a `Date`).
+ * @example
+ * import type { Generated } from 'kysely'
+ * declare module 'tandem-api' {
+ *   interface HostTables {
+ *     labels: { id: Generated<number>, owner_id: number, name: string, color: string | null, created_at: Generated<Date> }
+ *     post_labels: { label_id: number, post_id: number }
+ *   }
+ * }
+ */
+// Empty until a host augments it: an interface, so that a host's declarations merge into it.
+export interface HostTables {}
+
+/** Every table a query may name: Tandem's (`Database`) and the host's (`HostTables`). */
+export type TandemDatabase = Database & HostTables
+
 export interface Database {
   users: UsersTable
   profiles: ProfilesTable

@@ -6,7 +6,7 @@ import type { Db } from '../db/connect.js'
 import { normalizeIP } from '@fastify/rate-limit'
 import { hmacBase64url } from '../db/hmac.js'
 import { addressScope, claimKey, completeKey, releaseKey, userScope } from '../db/idempotency.js'
-import type { Database } from '../db/types.js'
+import type { TandemDatabase } from '../db/types.js'
 import { badRequest, conflict, unprocessable } from '../schema/errors.js'
 import { useConfig } from './config.js'
 
@@ -23,7 +23,7 @@ interface Claim {
    * The key's transaction, once `request.writeDb()` opened it: the writes and the recorded response
    * commit together, or not at all.
    */
-  trx: Promise<ControlledTransaction<Database>> | undefined
+  trx: Promise<ControlledTransaction<TandemDatabase>> | undefined
   /** What waits for the commit (events of the write). */
   committed: Array<() => void>
 }

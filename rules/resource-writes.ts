@@ -7,7 +7,7 @@ import type { Precondition } from '../db/locked-write.js'
 import type { Row } from '../db/pagination.js'
 import type { Around, ResourceData } from '../db/resource.js'
 import type { AccessUser } from '../plugins/auth.js'
-import { notFound, refusedItem, TandemError } from '../schema/errors.js'
+import { notFound, refusedItem, TandemError, unauthenticated } from '../schema/errors.js'
 import { inBatch, underSavepoint } from '../db/transaction.js'
 import { servedRelations } from '../schema/relation-targets.js'
 import type { Resource } from '../schema/resource.js'
@@ -140,6 +140,16 @@ async function committing<T> (env: WriteEnvironment, write: (afterCommit: (fn: L
 }
 
 /**
+ * The caller of a change, a deletion or an action, whose rules are never `public`: the served resource
+ * refused a call without one (401) before any of its hooks could run, and so does this, should a call
+ * reach the writes another way (hooks and actions are typed with a caller there).
+ */
+function signedIn (caller: AccessUser | undefined): AccessUser {
+  if (caller === undefined) throw unauthenticated()
+  return caller
+}
+
+/**
  * The writes of `resource` through its statements `data`. Only the writes a declaration hooks get an
  * `Around`: the others are the data layer's plain statements, with no transaction added.
  * `resources` are every served resource, where its relations' targets are found.
@@ -170,7 +180,7 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
     check?.(current)
   }
   const ownCreate = resource.create
-  type Context = { caller: AccessUser | undefined, app: FastifyInstance, afterCommit: (fn: Later) => void }
+  type Context<Caller = AccessUser | undefined> = { caller: Caller, app: FastifyInstance, afterCommit: (fn: Later) => void }
 
   const creating = (context: Context, given: Values, input: Values): Around<undefined> | undefined =>
     beforeCreate === undefined && afterCreate === undefined
@@ -180,7 +190,7 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
         const row = await write(values)
         return await afterCreate?.({ ...context, trx, values, input, row }) ?? row
       }
-  const updating = (context: Context, given: Values, input: Values): Around<Row> | undefined =>
+  const updating = (context: Context<AccessUser>, given: Values, input: Values): Around<Row> | undefined =>
     beforeUpdate === undefined && afterUpdate === undefined
       ? undefined
       : async (trx, current, write) => {
@@ -188,7 +198,7 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
         const row = await write(values)
         return await afterUpdate?.({ ...context, trx, values, input, current, row }) ?? row
       }
-  const removing = (context: Context): Around<Row> | undefined =>
+  const removing = (context: Context<AccessUser>): Around<Row> | undefined =>
     beforeDelete === undefined && afterDelete === undefined
       ? undefined
       : async (trx, current, write) => {
@@ -293,15 +303,15 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
       return unlessHidden(async () => {
         mayChangeId('update', caller, id)
         const split = splitInputs(resource, body)
-        const values = prepareUpdate === undefined ? split.values : await prepareUpdate({ db: preparing(writeDb, env), caller, app: env.app, id, values: split.values, input: split.input }) ?? split.values
+        const values = prepareUpdate === undefined ? split.values : await prepareUpdate({ db: preparing(writeDb, env), caller: signedIn(caller), app: env.app, id, values: split.values, input: split.input }) ?? split.values
         const db = await opened(writeDb)
-        return committing(env, async (afterCommit) => data.update(db, id, values, checked('update', caller, check), updating({ caller, app: env.app, afterCommit }, values, split.input), readable(caller)))
+        return committing(env, async (afterCommit) => data.update(db, id, values, checked('update', caller, check), updating({ caller: signedIn(caller), app: env.app, afterCommit }, values, split.input), readable(caller)))
       })
     },
     async remove (db, id, caller, check, env) {
       return unlessHidden(async () => {
         mayChangeId('delete', caller, id)
-        return committing(env, async (afterCommit) => data.remove(db, id, checked('delete', caller, check), removing({ caller, app: env.app, afterCommit })))
+        return committing(env, async (afterCommit) => data.remove(db, id, checked('delete', caller, check), removing({ caller: signedIn(caller), app: env.app, afterCommit })))
       })
     },
     async updateMany (writeDb, caller, find, body, env) {
@@ -310,7 +320,7 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
       return committing(env, async (afterCommit) => inBatch(db, async (trx) => {
         const rows: Row[] = []
         for (const id of await find(trx)) {
-          const row = await data.update(trx, id, values, checked('update', caller, undefined), updating({ caller, app: env.app, afterCommit }, values, input), readable(caller))
+          const row = await data.update(trx, id, values, checked('update', caller, undefined), updating({ caller: signedIn(caller), app: env.app, afterCommit }, values, input), readable(caller))
           if (row !== undefined) rows.push(row)
         }
         return rows
@@ -320,7 +330,7 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
       return committing(env, async (afterCommit) => inBatch(db, async (trx) => {
         const rows: Row[] = []
         for (const id of await find(trx)) {
-          const row = await data.remove(trx, id, checked('delete', caller, undefined), removing({ caller, app: env.app, afterCommit }))
+          const row = await data.remove(trx, id, checked('delete', caller, undefined), removing({ caller: signedIn(caller), app: env.app, afterCommit }))
           if (row !== undefined) rows.push(row)
         }
         return rows
@@ -331,7 +341,7 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
       if (action === undefined) throw notFound(`action ${name} of ${resource.name}`)
       return unlessHidden(async () => {
         mayChangeId(name, caller, id)
-        return committing(env, async (afterCommit) => data.withLocked(db, id, checked(name, caller, check), async (trx, row) => await action.run({ trx, caller, app: env.app, afterCommit, row, input }) as Row))
+        return committing(env, async (afterCommit) => data.withLocked(db, id, checked(name, caller, check), async (trx, row) => await action.run({ trx, caller: signedIn(caller), app: env.app, afterCommit, row, input }) as Row))
       })
     }
   }

@@ -9,18 +9,28 @@ import type { AccessRule } from './resource.js'
 type Values = Record<string, unknown>
 /** What a hook may return: nothing, or (where it says so) a replacement. */
 type Returns<T> = Promise<T | void> | T | void
+/**
+ * The columns a write is about to write, typed as the representation types them (each may be left
+ * out of a write: a PATCH's, a `before` hook's), and any other column a hook added (a password's hash).
+ */
+export type WriteValues<Row = Values> = Partial<Row> & Values
+/** Who asked for a write: a user, or undefined for one whose rule is `public` (a create only: changes are never public). */
+export type WriteCaller = AccessUser | undefined
 
-/** What every hook and action receives. */
-export interface WriteContext {
+/**
+ * What every hook and action receives. `Caller` is `AccessUser` wherever the write's rule needs a
+ * caller: every change, deletion and action, and a create unless its rule is `public`.
+ */
+export interface WriteContext<Caller extends WriteCaller = WriteCaller> {
   /**
    * The write's own transaction: the row is written with it, so what a hook writes commits with the
    * row, and a hook that throws rolls both back. Use it for every statement of the hook: `app.db`
    * would run outside the write (and, on the embedded database's one connection, wait for it forever).
-   * It knows Tandem's tables; `trx.withTables<YourTables>()` types the host's own.
+   * It knows Tandem's tables and the host's own, once the host names them in `HostTables`.
    */
   trx: Db
   /** Who asked: undefined only for a create whose rule is `public`. */
-  caller: AccessUser | undefined
+  caller: Caller
   /** The application: Tandem's decorators (`app.accessTokens`, `app.tandemConfig`) and the host's. */
   app: FastifyInstance
   /**
@@ -34,16 +44,16 @@ export interface WriteContext {
  * What a `prepare` hook receives: it runs before the write's transaction opens, nothing locked yet,
  * and before a REST create's Idempotency-Key transaction opens too.
  */
-export interface PrepareContext {
+export interface PrepareContext<Row = Values, Caller extends WriteCaller = WriteCaller> {
   /**
    * `app.db`, outside any transaction: each statement commits as it runs, so what the hook records
    * (a failed guess) stays whatever the write becomes, refused or rolled back, with or without an
    * Idempotency-Key.
    */
   db: Db
-  caller: AccessUser | undefined
+  caller: Caller
   app: FastifyInstance
-  values: Values
+  values: WriteValues<Row>
   input: Readonly<Values>
 }
 
@@ -60,27 +70,29 @@ export interface PrepareContext {
  * until the commit. A `prepare` hook runs before the transaction opens (the write's, and a REST
  * create's Idempotency-Key transaction alike), on `app.db`: what it writes stays even when it (or the
  * write) refuses, so a wrong password's failure is recorded, and counts toward a lock as soon with a
- * key as without one.
+ * key as without one. Typed from the declaration: `values` as the representation types its fields,
+ * `caller` a user wherever the write's rule needs one (every hook but a `public` create's); `trx`
+ * knows the host's tables once it names them in `HostTables` (see `TableOf`).
  * @example
  * hooks: {
- *   async beforeCreate ({ trx, caller, values }) {
- *     const { count } = await sql<{ count: number }>`select count(*)::int as count from labels where owner_id = ${caller?.sub}`.execute(trx).then((r) => r.rows[0])
- *     if (count >= 50) throw unprocessable('at most 50 labels each', 'name')
+ *   async beforeCreate ({ trx, caller }) {
+ *     const { count } = await trx.selectFrom('labels').select((eb) => eb.fn.countAll<string>().as('count')).where('owner_id', '=', caller.sub).executeTakeFirstOrThrow()
+ *     if (Number(count) >= 50) throw unprocessable('at most 50 labels each', 'name')
  *   }
  * }
  */
-export interface ResourceHooks<Row = Values> {
+export interface ResourceHooks<Row = Values, Creator extends WriteCaller = WriteCaller> {
   /**
    * Before a create's transaction: slow work that should hold no lock (a password's hash), and checks
    * whose records must stay whatever the write becomes. May return the values to write instead.
    */
-  prepareCreate?: (context: PrepareContext) => Returns<Values>
+  prepareCreate?: (context: PrepareContext<Row, Creator>) => Returns<Values>
   /** As `prepareCreate`, before an update's transaction (`id` is the row's; owner rules are checked later, on the locked row). */
-  prepareUpdate?: (context: PrepareContext & { id: number }) => Returns<Values>
-  beforeCreate?: (context: WriteContext & { values: Values, input: Readonly<Values> }) => Returns<Values>
-  afterCreate?: (context: WriteContext & { values: Values, input: Readonly<Values>, row: Row }) => Returns<Row>
-  beforeUpdate?: (context: WriteContext & { values: Values, input: Readonly<Values>, current: Row }) => Returns<Values>
-  afterUpdate?: (context: WriteContext & { values: Values, input: Readonly<Values>, current: Row, row: Row }) => Returns<Row>
+  prepareUpdate?: (context: PrepareContext<Row, AccessUser> & { id: number }) => Returns<Values>
+  beforeCreate?: (context: WriteContext<Creator> & { values: WriteValues<Row>, input: Readonly<Values> }) => Returns<Values>
+  afterCreate?: (context: WriteContext<Creator> & { values: WriteValues<Row>, input: Readonly<Values>, row: Row }) => Returns<Row>
+  beforeUpdate?: (context: WriteContext<AccessUser> & { values: WriteValues<Row>, input: Readonly<Values>, current: Row }) => Returns<Values>
+  afterUpdate?: (context: WriteContext<AccessUser> & { values: WriteValues<Row>, input: Readonly<Values>, current: Row, row: Row }) => Returns<Row>
   /**
    * First in the transaction of a create of many rows (an array `POST`, GraphQL `create{Plural}`),
    * before any item's hooks run or its row is written, with every item's checked body (`inputs`, in
@@ -88,10 +100,10 @@ export interface ResourceHooks<Row = Values> {
    * two batches never wait for each other in a cycle (an order's products, locked by id). Also with a
    * declaration's own `create`.
    */
-  beforeCreateMany?: (context: WriteContext & { inputs: ReadonlyArray<Readonly<Values>> }) => Returns<never>
-  beforeDelete?: (context: WriteContext & { current: Row }) => Returns<never>
+  beforeCreateMany?: (context: WriteContext<Creator> & { inputs: ReadonlyArray<Readonly<Values>> }) => Returns<never>
+  beforeDelete?: (context: WriteContext<AccessUser> & { current: Row }) => Returns<never>
   /** `row` is the deleted row, as it was. */
-  afterDelete?: (context: WriteContext & { row: Row }) => Returns<never>
+  afterDelete?: (context: WriteContext<AccessUser> & { row: Row }) => Returns<never>
 }
 
 /**
@@ -118,7 +130,7 @@ export interface ActionDeclaration<Row = Values> {
   input?: TObject
   /** One line for the OpenAPI entry and the GraphQL description. @example 'Archive a label' */
   summary?: string
-  run: (context: WriteContext & { row: Row, input: Values }) => Promise<Row>
+  run: (context: WriteContext<AccessUser> & { row: Row, input: Values }) => Promise<Row>
 }
 
 /**
@@ -130,10 +142,10 @@ export interface ActionDeclaration<Row = Values> {
  * @example
  * create: {
  *   input: Type.Object({ items: Type.Array(Type.Object({ product_id: Type.Integer(), quantity: Type.Integer({ minimum: 1 }) }), { minItems: 1 }) }),
- *   run: async ({ trx, caller, input }) => placeOrder(trx, caller!.sub, input.items)
+ *   run: async ({ trx, caller, input }) => placeOrder(trx, caller.sub, input.items)
  * }
  */
-export interface CreateDeclaration<Row = Values> {
+export interface CreateDeclaration<Row = Values, Creator extends WriteCaller = WriteCaller> {
   /**
    * The body and GraphQL input: an object, closed to unknown fields unless it sets `additionalProperties`.
    * Mark a secret field of it `writeOnly: true` (a field named like a password is taken as one anyway):
@@ -142,15 +154,15 @@ export interface CreateDeclaration<Row = Values> {
   input: TObject
   /** One line for the OpenAPI entry and the GraphQL description. @example 'Place an order' */
   summary?: string
-  run: (context: WriteContext & { input: Values }) => Promise<Row>
+  run: (context: WriteContext<Creator> & { input: Values }) => Promise<Row>
   /**
    * Writes every item of a batch (an array `POST`, `create<Plural>`) at once, in the batch's
    * transaction, instead of `run` once per item: set-based statements, a few for the whole batch.
    * It refuses as `run` would, naming the item with `refusedItem(index, error)`, and returns the rows
    * in the order given. Default: `run` for each item, one after the other.
-   * @example runMany: async ({ trx, caller, inputs }) => placeOrders(trx, caller!.sub, inputs.map((input) => input.items))
+   * @example runMany: async ({ trx, caller, inputs }) => placeOrders(trx, caller.sub, inputs.map((input) => input.items))
    */
-  runMany?: (context: WriteContext & { inputs: ReadonlyArray<Values> }) => Promise<Row[]>
+  runMany?: (context: WriteContext<Creator> & { inputs: ReadonlyArray<Values> }) => Promise<Row[]>
 }
 
 // Action `create` of `label` would be the mutation `createLabel`, which the resource already has.

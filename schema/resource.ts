@@ -1,11 +1,12 @@
 import { KindGuard, Type, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
 import { ListOf, ListQuery, Selectable } from './common.js'
 import type { AccessUser } from '../plugins/auth.js'
+import type { Generated } from 'kysely'
 import type { Db } from '../db/connect.js'
 import type { AttemptKind } from '../plugins/rate-limit.js'
 import { pluralName } from './plural.js'
 import { checkDeclarationShape } from './resource-declaration.js'
-import { checkBehaviour, type ActionDeclaration, type CreateDeclaration, type ResourceHooks } from './resource-hooks.js'
+import { checkBehaviour, type ActionDeclaration, type CreateDeclaration, type ResourceHooks, type WriteCaller } from './resource-hooks.js'
 
 /** Who may do something to a declared resource. `owner` rules look at the declaration's `owner` column. */
 export type AccessRule = 'public' | 'authenticated' | 'admin' | 'owner' | 'ownerOrAdmin'
@@ -47,6 +48,18 @@ export interface ResourceEventSpec {
 }
 
 type Field<R extends TObject> = Extract<keyof Static<R>, string>
+
+/**
+ * A table as Kysely types it, from a declaration's representation (for `HostTables`): each field a
+ * column of the type the representation gives, the `generated` ones (`G`) left out of an insert at
+ * will. The representation's types are the API's: a `timestamptz` it gives as text is read as a
+ * `Date` by the driver, which a hand-written column type says (`ColumnType<Date, string, string>`).
+ * @example interface HostTables { labels: TableOf<typeof representation, 'id' | 'created_at'> }
+ */
+export type TableOf<R extends TObject, G extends string = never> = { [F in keyof Static<R>]: F extends G ? Generated<Static<R>[F]> : Static<R>[F] }
+
+/** The caller of a create under the rule `C`: possibly no one where `C` may be `public`, else a user. */
+export type CreatorOf<C> = 'public' extends C ? WriteCaller : AccessUser
 
 /**
  * How a list filter compares its field with the value a request gives: `=` (equality); `>=`, `>`,
@@ -192,8 +205,12 @@ export interface InputDeclaration {
   graphqlName?: string
 }
 
-/** What a host writes to give one of its tables every convention of the API (CONTRACT §9). */
-export interface ResourceDeclaration<R extends TObject = TObject> {
+/**
+ * What a host writes to give one of its tables every convention of the API (CONTRACT §9). Its type
+ * arguments are inferred by `defineResource`: the representation `R`, and the create's rule `C`,
+ * which says whether a create's hooks may have no caller (`public`).
+ */
+export interface ResourceDeclaration<R extends TObject = TObject, C extends AccessRule | false = AccessRule | false> {
   /** Singular, lower camel case: `label` → REST `/labels`. @example 'label' */
   name: string
   /**
@@ -329,7 +346,7 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
    * a sign-up) only when a create sets no owner (no `owner`, or `owner: 'id'`); changes are never public.
    * @example { read: 'authenticated', create: 'authenticated', update: false, delete: 'ownerOrAdmin' }
    */
-  auth?: Partial<{ read: AccessRule } & Record<ResourceWrite, AccessRule | false>>
+  auth?: { read?: AccessRule, create?: C, update?: AccessRule | false, delete?: AccessRule | false }
   /** Other resources this one reaches: `include=` embeds them, and lists of them are served under `/{plural}/{id}/{relation}`. */
   relations?: Readonly<Record<string, RelationDeclaration>>
   /**
@@ -353,9 +370,9 @@ export interface ResourceDeclaration<R extends TObject = TObject> {
    */
   bulk?: { create?: boolean | 'inOneStatement', update?: Exclude<AccessRule, 'public'> | false, delete?: Exclude<AccessRule, 'public'> | false }
   /** A create that takes a body of its own and writes the row itself (see `CreateDeclaration`). */
-  create?: CreateDeclaration<Static<R>>
+  create?: CreateDeclaration<Static<R>, CreatorOf<C>>
   /** Business rules inside the writes' transactions, in both styles (see `ResourceHooks`). */
-  hooks?: ResourceHooks<Static<R>>
+  hooks?: ResourceHooks<Static<R>, CreatorOf<C>>
   /**
    * What may be done to one row beyond changing it: `POST /{plural}/{id}/{name}` and the mutation
    * `{name}{Type}`; an `updated` event, when declared, is announced after each. Names are lower camel
@@ -534,7 +551,7 @@ function filterSchema (filter: ResourceFilter, field: TSchema, description: stri
 }
 
 /** The declaration's field rules, checked: undefined when it has none. */
-function fieldRulesOf<R extends TObject> (declaration: ResourceDeclaration<R>, key: string, events: readonly ResourceEventSpec[]): FieldRules | undefined {
+function fieldRulesOf<R extends TObject, C extends AccessRule | false> (declaration: ResourceDeclaration<R, C>, key: string, events: readonly ResourceEventSpec[]): FieldRules | undefined {
   const declared = Object.entries(declaration.fields ?? {}) as Array<[string, FieldDeclaration | undefined]>
   if (declared.length === 0) return undefined
   const { owner } = declaration
@@ -554,7 +571,7 @@ function fieldRulesOf<R extends TObject> (declaration: ResourceDeclaration<R>, k
 }
 
 /** Throws on a `key` or `singularOf` the declaration gets wrong: what a resource without a list of its own cannot have. */
-function checkSingular<R extends TObject> (declaration: ResourceDeclaration<R>, key: string, properties: TProperties): void {
+function checkSingular<R extends TObject, C extends AccessRule | false> (declaration: ResourceDeclaration<R, C>, key: string, properties: TProperties): void {
   const { singularOf } = declaration
   if (singularOf === undefined) {
     check(key === 'id', declaration, 'a key other than `id` is for a singularOf resource only (lists page by id)')
@@ -589,7 +606,7 @@ function checkSingular<R extends TObject> (declaration: ResourceDeclaration<R>, 
  * @example
  * const labels = defineResource({ name: 'label', table: 'labels', representation, generated: ['id', 'created_at'], owner: 'owner_id', writable: ['name', 'color'] })
  */
-export function defineResource<R extends TObject> (declaration: ResourceDeclaration<R>): Resource<R> {
+export function defineResource<R extends TObject, C extends AccessRule | false = 'authenticated'> (declaration: ResourceDeclaration<R, C>): Resource<R> {
   // Every option's type first: what follows looks across options only.
   checkDeclarationShape(declaration)
   const { name, table, representation } = declaration

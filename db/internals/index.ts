@@ -8,7 +8,7 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { sql, type Kysely } from 'kysely'
 import pg from 'pg'
-import type { Database } from '../types.js'
+import type { TandemDatabase } from '../types.js'
 import { fillsLike, placeholders } from './placeholders.js'
 import { missingFromQuery, submitShaped, type RowShapes } from './pg-query.js'
 
@@ -106,7 +106,7 @@ let kyselyCarriesPlaceholders = true
 export const placeholdersHold = (): boolean => kyselyCarriesPlaceholders
 
 /** A statement with a value in each place a list or relation statement has one. */
-const probe = (db: Kysely<Database>, values: readonly unknown[]) => db.selectFrom('users').select('id')
+const probe = (db: Kysely<TandemDatabase>, values: readonly unknown[]) => db.selectFrom('users').select('id')
   .where('id', '>', values[0] as number)
   .where('created_at', '<', values[1] as Date)
   .where(sql<boolean>`id = any(${values[2]}::bigint[])`)
@@ -118,7 +118,7 @@ const probe = (db: Kysely<Database>, values: readonly unknown[]) => db.selectFro
  * from the values themselves. Otherwise a warning, and from then on every statement is compiled
  * per request.
  */
-export function checkKysely (db: Kysely<Database>): boolean {
+export function checkKysely (db: Kysely<TandemDatabase>): boolean {
   const values = [1, new Date(0), '{1,2}', 21, 0]
   if (fillsLike(probe(db, placeholders(values.length)), probe(db, values), values)) return true
   kyselyCarriesPlaceholders = false
