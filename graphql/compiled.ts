@@ -152,9 +152,10 @@ function onlyOperation (document: DocumentNode): OperationDefinitionNode | undef
  * parsed in JavaScript, no GraphQL execution, no serialization. Anything else (a field with a resolver
  * or a read rule, a connection, filters, a scalar GraphQL writes itself, a directive, a caller the
  * rules refuse) is undefined: GraphQL executes it as any query, with the same answer or the error.
+ * `resolvers` are the declared root fields' own: one the host resolves otherwise is executed.
  * See PERFORMANCE-DECISIONS.md, 'Queries answered by the database alone'.
  */
-export function compiledAnswers (types: PlannedTypes, resources: readonly Resource[], served: (resource: Resource) => ServedResource) {
+export function compiledAnswers (types: PlannedTypes, resources: readonly Resource[], served: (resource: Resource) => ServedResource, resolvers: Readonly<Record<string, unknown>>) {
   const lists = new Map<string, RootList>()
   for (const resource of resources) {
     const type = types.get(graphqlNames(resource).type)
@@ -180,7 +181,8 @@ export function compiledAnswers (types: PlannedTypes, resources: readonly Resour
       const list = lists.get(name)
       const field = query.getFields()[name]
       const returned = field === undefined ? undefined : getNamedType(field.type)
-      if (list === undefined || returned === undefined || !isObjectType(returned)) return undefined
+      // A list whose resolver the host replaced (Mercurius's defineResolvers) answers as that resolver does.
+      if (list === undefined || field?.resolve !== resolvers[name] || returned === undefined || !isObjectType(returned)) return undefined
       const args = argumentsOf(nodes, ['limit', 'offset'], variables)
       if (args === undefined) return undefined
       // The rules' caller, as the list's resolver has it: nobody on a public resource without field rules.

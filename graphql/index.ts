@@ -195,7 +195,8 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
   const types = plannedTypes(served)
   const planner = relationPlanner(types)
   const answers = declaredAnswers(planner)
-  const compiled = compiledAnswers(types, served, (resource) => servedResourceOf(app, resource, served))
+  const declared = declaredResolvers(served, (resource) => servedResourceOf(app, resource, served), answers)
+  const compiled = compiledAnswers(types, served, (resource) => servedResourceOf(app, resource, served), declared.Query as Readonly<Record<string, unknown>>)
   // Only while tracing is on (plugins/tracing.ts): otherwise no wrapper and no hook of it is added.
   const tracing = app.hasDecorator('tandemTracer') ? (await import('./tracing.js')).operationTracing(app.tandemTracer, GRAPHQL_PATH) : undefined
 
@@ -287,7 +288,7 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     }
     await scope.register(mercurius, {
       schema,
-      resolvers: mergedResolvers(resolvers(), declaredResolvers(served, (resource) => servedResourceOf(app, resource, served), answers)) as never,
+      resolvers: mergedResolvers(resolvers(), declared) as never,
       path: GRAPHQL_PATH,
       ...(tracing === undefined ? {} : { additionalRouteOptions: tracing.routeOptions }),
       graphiql: false,
