@@ -19,7 +19,7 @@ export const comments = defineResource({
     // GraphQL's Comment.author and Comment.post; REST embeds neither (CONTRACT §3 lists no include for comments).
     author: { belongsTo: 'user', key: 'author_id', required: true, include: false },
     // `GET/POST /posts/{id}/comments`: a comment is made on its post, and listed with the post's others.
-    post: { belongsTo: 'post', key: 'post_id', under: true, include: false }
+    post: { belongsTo: 'post', key: 'post_id', under: 'only', include: false }
   },
   auth: { read: 'authenticated', create: 'authenticated', update: false, delete: 'ownerOrAdmin' },
   // `commentAdded(postId: ID!)`: a subscriber follows one post.

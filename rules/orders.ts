@@ -36,7 +36,7 @@ export const orders = defineResource({
   filters: ['status', 'user_id'],
   relations: {
     // `GET /users/{id}/orders`: a user's orders, for that user (their read rule: 403 for another's) or an administrator.
-    user: { belongsTo: 'user', key: 'user_id', required: true, listed: true }
+    user: { belongsTo: 'user', key: 'user_id', required: true, under: 'also' }
   },
   auth: { read: 'ownerOrAdmin', create: 'authenticated', update: false, delete: false },
   // Another user's order is 403, not hidden.

@@ -30,7 +30,7 @@ export const posts = defineResource({
   search: ['title', 'content'],
   relations: {
     // `GET /users/{id}/posts`: a user's posts, with every list parameter (the cursors of `?author_id=`).
-    author: { belongsTo: 'user', key: 'author_id', required: true, listed: true },
+    author: { belongsTo: 'user', key: 'author_id', required: true, under: 'also' },
     // `GET /posts/{id}/comments` is the comments' own list (they live under their post: rules/comments.ts).
     comments: { hasMany: 'comment', key: 'post_id' }
   },

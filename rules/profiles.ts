@@ -9,14 +9,14 @@ import { defineResource } from '../schema/resource.js'
 export const profiles = defineResource({
   name: 'profile',
   table: 'profiles',
-  key: 'user_id',
-  singularOf: { resource: 'user' },
   representation: Profile,
   generated: ['user_id', 'updated_at'],
   // The user is the owner: owner rules look at the path's id, so another user's write is 403 even
   // for a user that does not exist.
   owner: 'user_id',
   writable: ['bio', 'avatar_url', 'location'],
+  // One profile per user, named by the user's id.
+  relations: { user: { belongsTo: 'user', key: 'user_id', under: 'one', include: false } },
   auth: { read: 'authenticated', update: 'ownerOrAdmin' },
   hooks: {
     // The same expression as the posts' (db/posts.ts): `updated_at` moves with every change.

@@ -104,7 +104,7 @@ export function resolveRelations (resource: Resource, resources: readonly Resour
     const relation: Relation = { name, kind, target, key: declared.key, list: kind === 'hasMany' || kind === 'manyToMany' }
     if ('through' in declared) Object.assign(relation, { through: declared.through, otherKey: declared.otherKey })
     // The rows a relation lives under are always there: `under` is `required` (defineResource refuses `required: false` with it).
-    if ('belongsTo' in declared && (declared.required === true || declared.under === true)) {
+    if ('belongsTo' in declared && (declared.required === true || (declared.under === 'only' || declared.under === 'one'))) {
       // An owner read rule may hide the row: it could not be there for every caller (nor a row live under it).
       if (target.read === 'owner' || target.read === 'ownerOrAdmin') throw new Error(`${where}: required, but ${targetName} is read by its owners only`)
       relation.required = true

@@ -70,7 +70,7 @@ const objectSchema = (fields: RegExp, minFields: number, expected: string): TSch
 const AnySchema = Type.Object({}, { expected: 'a TypeBox schema' })
 
 const relationOptions: Record<(typeof RELATION_KINDS)[number], Record<string, TSchema>> = {
-  belongsTo: { key: Identifier, required: optional(Flag), listed: optional(Flag), under: optional(Flag) },
+  belongsTo: { key: Identifier, required: optional(Flag), under: optional(oneOf(['also', 'only', 'one'])) },
   hasMany: { key: Identifier, route: optional(Flag) },
   hasOne: { key: Identifier },
   manyToMany: { through: Identifier, key: Identifier, otherKey: Identifier, route: optional(Flag) }
@@ -93,8 +93,6 @@ const options: { [Option in keyof ResourceDeclaration]-?: TSchema } = {
   plural: optional(Name),
   table: Identifier,
   representation: objectSchema(IDENTIFIER, 0, 'a Type.Object (TypeBox) whose fields are lower-case SQL identifiers'),
-  key: optional(Field),
-  singularOf: optional(closed({ resource: Name }, 'an option of singularOf (resource)', '{ resource: \'<a resource name>\' }')),
   generated: Fields,
   owner: optional(Field),
   ownerOnCreate: optional(Fn),

@@ -102,31 +102,39 @@ export type RelationDeclaration = (
     key: string
     /**
      * Every row has one: its key is a non-null foreign key, so GraphQL says `User!` rather than `User`.
-     * Its target may not be read by its owners only (the row could be hidden). Default: `under`'s
-     * value (the rows always have the row they live under), else false: a key that is never null may
+     * Its target may not be read by its owners only (the row could be hidden). Default: true under
+     * `under: 'only'` or `'one'` (the rows always have the row they live under), else false: a key that is never null may
      * still name a row that is gone (no foreign key) or hidden, which GraphQL would answer with an
      * error in place of the row that has the relation, so it is said, not guessed from the key.
      */
     required?: boolean
     /**
-     * The rows are listed under the row they belong to too: `GET /{target plural}/{id}/{plural}` is the
-     * resource's own list of that row's rows, with every list parameter and `include=` (a filter on the
-     * key is the path's), 404 naming the target when there is none, and the cursors of the declared
-     * equality filter on the key when there is one (`GET /users/3/posts` continues `GET /posts?author_id=3`).
-     * A caller whose read rule shows them their own rows only, asking for another owner's: 403. The
-     * target's list relation of the same name and key (the users' `posts`) has no route of its own.
-     * Default: `under`'s value, else false.
+     * How the rows are served under the row they belong to:
+     * - `'also'`: listed under it too. `GET /{target plural}/{id}/{plural}` is the resource's own list
+     *   of that row's rows, with every list parameter and `include=` (a filter on the key is the
+     *   path's), 404 naming the target when there is none, and the cursors of the declared equality
+     *   filter on the key when there is one (`GET /users/3/posts` continues `GET /posts?author_id=3`).
+     *   A caller whose read rule shows them their own rows only, asking for another owner's: 403. The
+     *   target's list relation of the same name and key (the users' `posts`) has no route of its own.
+     * - `'only'`: the rows live under it. Listed there as with `'also'`, and created at
+     *   `POST /{target plural}/{id}/{plural}` (the key from the path; 404 naming the target when it is
+     *   not there; `POST /{plural}` is not served). GraphQL's create input takes the key (`postId: ID!`).
+     *   The key is neither writable nor the owner, and is a foreign key of the table.
+     * - `'one'`: the resource is singular: one row per target row, whose key (this relation's `key`, an
+     *   integer, generated) names it — the resource has no `id` — served at
+     *   `GET/PUT/PATCH /{target plural}/{id}/{name}`, 404 naming the target when there is none. The row
+     *   is made and removed with its target (the target's hook, code or foreign key), so there is no
+     *   list, create or delete; `auth` gives `read` and `update` (and `false` or nothing for the
+     *   others). The target gains the relation `{name}` (`include=profile`, `User.profile`), and GraphQL
+     *   has `{name}({key}: ID!)` and `update{Type}({key}: ID!, input)`. Owner rules look at the key when
+     *   it is the `owner` (`owner: 'user_id'`), before the row is read: a caller who may not change it
+     *   gets 403 whether the target exists or not (404 when an owner read rule hides the row from them,
+     *   as a read answers). Its other relations are `belongsTo`s without `inverse` or `under`; `events`
+     *   may only be `updated`.
+     * With `'only'` or `'one'` the relation is `required` (its key never null), and at most one relation
+     * of a resource has either. Default: neither (the rows are listed at `/{plural}` alone).
      */
-    listed?: boolean
-    /**
-     * The rows live under the row they belong to: listed there (`listed`), and created at `POST /{target plural}/{id}/{plural}`
-     * (the key from the path; 404 naming the target when it is not there; `POST /{plural}` is not
-     * served), and `GET /{target plural}/{id}/{plural}` lists one target's rows with every list
-     * parameter. GraphQL's create input takes the key (`postId: ID!`). The relation is `required`
-     * (its key never null); at most one relation; the key is neither writable nor the owner, and is
-     * a foreign key of the table. Default: false.
-     */
-    under?: boolean
+    under?: 'also' | 'only' | 'one'
   }
   | {
     hasMany: string
@@ -225,27 +233,6 @@ export interface ResourceDeclaration<R extends TObject = TObject, C extends Acce
   table: string
   /** The representation (snake_case fields, as REST shows them), its key (`id`) included. */
   representation: R
-  /**
-   * The integer column that names a row, when not `id`: only for a `singularOf` resource, whose key
-   * is its parent's id (lists page by `id`). It must be `generated` (never in a body). Default: `id`.
-   * @example 'user_id'
-   */
-  key?: Field<R>
-  /**
-   * Makes the resource singular: one row per row of another resource (its parent: a declared one,
-   * or the built-in `user`, `post`, `comment`), sharing its key, and served under it:
-   * `GET/PUT/PATCH /{parent plural}/{id}/{name}`, 404 naming the parent when there is none. The row is
-   * made and removed with its parent (the parent's hook, code or foreign key), so there is no list,
-   * create or delete; `auth` gives `read` and `update` (and `false` or nothing for the others). The
-   * parent gains the relation `{name}` (`include=profile`, `User.profile`), and GraphQL has
-   * `{name}({key}: ID!)` and `update{Type}({key}: ID!, input)`. Owner rules on it look at the key
-   * when it is the `owner` (`owner: 'user_id'`), before the row is read: a caller who may not
-   * change it gets 403 whether the parent exists or not (404 when an owner read rule hides the row
-   * from them, as a read answers). Its relations are `belongsTo`s without
-   * `inverse`; `events` may only be `updated`.
-   * @example { resource: 'user' }
-   */
-  singularOf?: { resource: string }
   /** Fields the database sets (never accepted in a body). @example ['id', 'created_at'] */
   generated: ReadonlyArray<Field<R>>
   /**
@@ -410,7 +397,7 @@ export interface Resource<R extends TObject = TObject> {
   /** The `under` relation: the rows live under the row it names. */
   readonly under?: { readonly relation: string, readonly key: string, readonly target: string }
   /**
-   * The belongsTo relations whose rows are listed under their target's path (`listed`, `under`), each
+   * The belongsTo relations whose rows are listed under their target's path (`under: 'also'` or `'only'`), each
    * with the list filter that names one target's rows: the declared equality filter on its key, else
    * one of its own (`$parent` for `under`'s, `$parent:{key}` for the others').
    */
@@ -458,7 +445,7 @@ export interface Resource<R extends TObject = TObject> {
   }
 }
 
-/** A belongsTo relation whose rows are listed under their target's path (`listed`, `under`). */
+/** A belongsTo relation whose rows are listed under their target's path (`under: 'also'` or `'only'`). */
 export interface ListedUnder {
   readonly relation: string
   readonly key: string
@@ -570,33 +557,33 @@ function fieldRulesOf<R extends TObject, C extends AccessRule | false> (declarat
   return Object.freeze({ owner, fields: Object.freeze(rules) })
 }
 
-/** Throws on a `key` or `singularOf` the declaration gets wrong: what a resource without a list of its own cannot have. */
-function checkSingular<R extends TObject, C extends AccessRule | false> (declaration: ResourceDeclaration<R, C>, key: string, properties: TProperties): void {
-  const { singularOf } = declaration
-  if (singularOf === undefined) {
-    check(key === 'id', declaration, 'a key other than `id` is for a singularOf resource only (lists page by id)')
-    return
-  }
-  check(singularOf.resource !== declaration.name, declaration, 'a resource cannot be singular of itself')
-  check((nonNull(properties[key] as TSchema) as { type?: unknown }).type === 'integer' && !acceptsNull(properties[key] as TSchema), declaration, `the key ${key} must be a non-null integer: the parent's id`)
+/** A belongsTo relation's `under`, read from any relation's declaration. */
+const underOf = (declared: RelationDeclaration): 'also' | 'only' | 'one' | undefined => 'belongsTo' in declared ? declared.under : undefined
+
+/**
+ * Throws on what a singular resource (a relation `under: 'one'`, `one`: its name and declaration)
+ * cannot have: a resource without a list of its own, made and removed with its parent.
+ */
+function checkSingular<R extends TObject, C extends AccessRule | false> (declaration: ResourceDeclaration<R, C>, one: readonly [string, RelationDeclaration & { belongsTo: string }], properties: TProperties): void {
+  const [name, { belongsTo: parent, key }] = one
+  check(parent !== declaration.name, declaration, `relation ${name}: a resource cannot be one under itself`)
+  check(properties.id === undefined, declaration, `relation ${name}: a resource one under its parent is named by ${key}, its parent's id: the representation has no id`)
+  check(Object.hasOwn(properties, key) && (nonNull(properties[key] as TSchema) as { type?: unknown }).type === 'integer' && !acceptsNull(properties[key] as TSchema), declaration, `relation ${name}: the key ${key} must be a non-null integer: the parent's id`)
   for (const option of ['sort', 'filters', 'search', 'ownerOnCreate'] as const) {
-    check(declaration[option] === undefined, declaration, `a singularOf resource has no list nor create: ${option} does not apply`)
+    check(declaration[option] === undefined, declaration, `a resource one under its parent has no list nor create: ${option} does not apply`)
   }
   // `false` is how an operation is left out; a singular resource has none of these to leave.
   for (const action of ['create', 'delete'] as const) {
     const rule: unknown = declaration.auth?.[action]
-    check(rule === undefined || rule === false, declaration, `a singularOf resource is made and removed with its parent: auth.${action} does not apply`)
+    check(rule === undefined || rule === false, declaration, `a resource one under its parent is made and removed with it: auth.${action} does not apply`)
   }
   for (const [relation, declared] of Object.entries(declaration.relations ?? {})) {
-    check('belongsTo' in declared && declared.inverse === undefined, declaration, `relation ${relation}: a singularOf resource's relations are belongsTo, without inverse (its parent reaches it)`)
+    check('belongsTo' in declared && declared.inverse === undefined, declaration, `relation ${relation}: the relations of a resource one under its parent are belongsTo, without inverse (its parent reaches it)`)
+    check(relation === name || underOf(declared) === undefined, declaration, `relation ${relation}: a resource one under its parent is never listed under another: under does not apply`)
   }
-  for (const { event } of eventsOf(declaration)) check(event === 'updated', declaration, `a singularOf resource is never ${event} on its own: only updated may be announced`)
-  for (const [relation, declared] of Object.entries(declaration.relations ?? {})) {
-    check((declared as { under?: unknown }).under === undefined, declaration, `relation ${relation}: a singularOf resource lives under its parent already: under does not apply`)
-    check((declared as { listed?: unknown }).listed === undefined, declaration, `relation ${relation}: a singularOf resource is never listed: listed does not apply`)
-  }
+  for (const { event } of eventsOf(declaration)) check(event === 'updated', declaration, `a resource one under its parent is never ${event} on its own: only updated may be announced`)
   for (const hook of ['beforeCreate', 'afterCreate', 'beforeCreateMany', 'beforeDelete', 'afterDelete']) {
-    check((declaration.hooks as Record<string, unknown> | undefined)?.[hook] === undefined, declaration, `a singularOf resource has no create nor delete: hook ${hook} would never run`)
+    check((declaration.hooks as Record<string, unknown> | undefined)?.[hook] === undefined, declaration, `a resource one under its parent has no create nor delete: hook ${hook} would never run`)
   }
 }
 
@@ -612,17 +599,21 @@ export function defineResource<R extends TObject, C extends AccessRule | false =
   const { name, table, representation } = declaration
   check(!TAKEN_NAMES.includes(name), declaration, `the name ${name} is taken by a built-in resource or GraphQL type`)
   const plural = declaration.plural ?? pluralName(name)
+  // The relation a singular resource lives under, one row per row of its target: its key names the rows.
+  const ones = Object.entries(declaration.relations ?? {}).filter((entry): entry is [string, RelationDeclaration & { belongsTo: string }] => underOf(entry[1]) === 'one')
+  check(ones.length <= 1, declaration, `only one relation may be under: 'one': ${ones.map(([relation]) => relation).join(', ')}`)
+  const [one] = ones
   // GraphQL would name one row and the list alike (`news(id)`, `news(limit)`); a singular resource has no list.
-  check(plural !== name || declaration.singularOf !== undefined, declaration, declaration.plural === undefined
+  check(plural !== name || one !== undefined, declaration, declaration.plural === undefined
     ? `${name} is its own plural in English: give \`plural\`, a name of its list other than ${name}`
     : `plural: ${plural} is the resource's name; the list needs a name of its own`)
   const properties: TProperties = representation.properties
-  const key: string = declaration.key ?? 'id'
+  if (one !== undefined) checkSingular(declaration, one, properties)
+  const key: string = one?.[1].key ?? 'id'
   const fields = [key, ...Object.keys(properties).filter((column) => column !== key)]
   const loaded = Object.keys(declaration.loaded ?? {})
   const columns = fields.filter((field) => !loaded.includes(field))
-  check(properties[key] !== undefined, declaration, key === 'id' ? 'the representation needs an `id`' : `the key ${key} is not in the representation`)
-  checkSingular(declaration, key, properties)
+  check(properties[key] !== undefined, declaration, 'the representation needs an `id`')
   const known = (list: readonly string[] | undefined, what: string) => {
     for (const field of list ?? []) check(Object.hasOwn(properties, field), declaration, `${what} names ${field}, which is not in the representation`)
   }
@@ -659,17 +650,21 @@ export function defineResource<R extends TObject, C extends AccessRule | false =
   for (const [relation, declared] of Object.entries(declaration.relations ?? {})) {
     check(!Object.hasOwn(properties, relation) && !fieldNames.includes(relation), declaration, `relation ${relation} must be a name that is not a field`)
     if ('belongsTo' in declared) check(Object.hasOwn(properties, declared.key), declaration, `relation ${relation}: its key ${declared.key} is not in the representation`)
-    const { required, under } = declared as { required?: boolean, under?: boolean }
+    const { required } = declared as { required?: boolean }
+    const under = underOf(declared)
     check(required !== true || !acceptsNull(properties[declared.key] as TSchema), declaration, `relation ${relation}: required needs a key that is never null, and ${declared.key} may be`)
-    if (under === true) {
-      // The rows always have the row they live under: `under` is `required` already.
-      check(required !== false, declaration, `relation ${relation}: under makes it required (the rows always have the row they live under), so required cannot be false`)
-      check(!acceptsNull(properties[declared.key] as TSchema), declaration, `relation ${relation}: under needs a key that is never null, and ${declared.key} may be`)
-      check(!(declaration.writable as readonly string[]).includes(declared.key) && declared.key !== declaration.owner, declaration, `relation ${relation}: under sets ${declared.key} from the path, so it is neither writable nor the owner`)
+    if (under === 'only' || under === 'one') {
+      // The rows always have the row they live under: the relation is `required` already.
+      check(required !== false, declaration, `relation ${relation}: under: '${under}' makes it required (the rows always have the row they live under), so required cannot be false`)
+      check(!acceptsNull(properties[declared.key] as TSchema), declaration, `relation ${relation}: under: '${under}' needs a key that is never null, and ${declared.key} may be`)
+    }
+    if (under === 'only') {
+      check(!(declaration.writable as readonly string[]).includes(declared.key) && declared.key !== declaration.owner, declaration, `relation ${relation}: under: 'only' sets ${declared.key} from the path, so it is neither writable nor the owner`)
     }
   }
-  const unders = Object.entries(declaration.relations ?? {}).filter(([, declared]) => (declared as { under?: unknown }).under === true)
-  check(unders.length <= 1, declaration, `only one relation may be under: ${unders.map(([relation]) => relation).join(', ')}`)
+  const unders = Object.entries(declaration.relations ?? {}).filter(([, declared]) => underOf(declared) === 'only')
+  check(unders.length <= 1, declaration, `only one relation may be under: 'only': ${unders.map(([relation]) => relation).join(', ')}`)
+  check(unders.length === 0 || one === undefined, declaration, `relations ${unders[0]?.[0] ?? ''} and ${one?.[0] ?? ''}: a resource lives under one parent, as 'only' or as 'one'`)
   check(declaration.create === undefined || unders.length === 0, declaration, 'create: its run writes the row, so it cannot be under a parent whose key the path gives')
   checkBehaviour(declaration, Object.keys(declaration.relations ?? {}))
   const hooks = declaration.hooks ?? {}
@@ -691,7 +686,7 @@ export function defineResource<R extends TObject, C extends AccessRule | false =
     // A rule given as undefined is one left out.
     ...Object.fromEntries(Object.entries(declaration.auth ?? {}).filter(([, rule]) => rule !== undefined)),
     // A singular resource's row is made and removed with its parent.
-    ...declaration.singularOf === undefined ? {} : { create: false, delete: false }
+    ...one === undefined ? {} : { create: false, delete: false }
   }
   for (const [action, rule] of Object.entries(auth) as Array<[ResourceAction, AccessRule | false]>) {
     check(rule === false || !rule.startsWith('owner') || declaration.owner !== undefined, declaration, `the ${action} rule ${rule} needs an \`owner\` field`)
@@ -709,7 +704,7 @@ export function defineResource<R extends TObject, C extends AccessRule | false =
     check(auth[write] !== false, declaration, `bulk.${write}: the resource offers no ${write} (auth.${write} is false)`)
     check(!rule.startsWith('owner') || declaration.owner !== undefined, declaration, `bulk.${write}: the rule ${rule} needs an \`owner\` field`)
     check(filters.length > 0, declaration, `bulk.${write}: a ${write} by filter needs the resource to declare filters`)
-    check(declaration.singularOf === undefined && unders.length === 0, declaration, `bulk.${write}: the rows of a singularOf resource, or of one under a parent, are not listed at /{plural}`)
+    check(one === undefined && unders.length === 0, declaration, `bulk.${write}: the rows of a resource that lives under a parent (under: 'only' or 'one') are not listed at /{plural}`)
   }
   // The hook is given the row's id before its transaction opens; a change by filter finds its rows inside it.
   check(bulk.update === false || hooks.prepareUpdate === undefined, declaration, 'bulk.update: prepareUpdate runs with a row\'s id before its transaction opens, and a change by filter finds its rows inside it')
@@ -729,9 +724,10 @@ export function defineResource<R extends TObject, C extends AccessRule | false =
   const [under] = unders
   const underTarget = under === undefined ? undefined : (under[1] as { belongsTo: string }).belongsTo
   const listedUnder = Object.entries(declaration.relations ?? {}).flatMap(([relation, declared]): ListedUnder[] => {
-    if (!('belongsTo' in declared) || (declared.listed ?? declared.under) !== true) return []
+    const under = underOf(declared)
+    if (!('belongsTo' in declared) || (under !== 'also' && under !== 'only')) return []
     const named = filters.find(({ field, op }) => field === declared.key && op === '=')?.name
-    const filter = named ?? (declared.under === true ? '$parent' : `$parent:${declared.key}`)
+    const filter = named ?? (under === 'only' ? '$parent' : `$parent:${declared.key}`)
     return [Object.freeze({ relation, key: declared.key, target: declared.belongsTo, filter })]
   })
   for (const listed of listedUnder) {
@@ -793,7 +789,7 @@ export function defineResource<R extends TObject, C extends AccessRule | false =
     actions: Object.freeze({ ...declaration.actions }) as Readonly<Record<string, ActionDeclaration>>,
     othersRows: declaration.othersRows ?? 'hidden',
     emptyPatch: declaration.emptyPatch ?? 'unchanged',
-    ...declaration.singularOf === undefined ? {} : { singularOf: declaration.singularOf.resource },
+    ...one === undefined ? {} : { singularOf: one[1].belongsTo },
     schemas: {
       item: Type.Object(answered(fields), { additionalProperties: false }),
       selection,

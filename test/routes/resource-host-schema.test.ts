@@ -40,7 +40,7 @@ const tasks = defineResource({
   sort: ['title'],
   filters: ['project_id', 'assignee_id', 'title', 'status', 'priority'],
   relations: {
-    project: { belongsTo: 'project', key: 'project_id', listed: true },
+    project: { belongsTo: 'project', key: 'project_id', under: 'also' },
     assignee: { belongsTo: 'user', key: 'assignee_id' }
   },
   auth: { read: 'authenticated', create: 'authenticated', update: 'owner', delete: 'owner' },

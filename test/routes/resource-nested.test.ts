@@ -29,7 +29,7 @@ const pins = defineResource({
   search: ['text'],
   relations: {
     // Required, as what the rows live under always is.
-    board: { belongsTo: 'board', key: 'board_id', under: true, include: false },
+    board: { belongsTo: 'board', key: 'board_id', under: 'only', include: false },
     maker: { belongsTo: 'user', key: 'maker_id', required: true }
   },
   auth: { update: false },
@@ -133,15 +133,15 @@ t.test('GraphQL: the create takes the parent\'s key; events with their own subsc
 t.test('mistaken uses of these options fail at start, naming the mistake', async (t) => {
   const declare = (extra: object) => () => defineResource({ ...pins.declaration, ...extra } as Parameters<typeof defineResource>[0])
   const relations = (board: object) => ({ relations: { board: { belongsTo: 'board', key: 'board_id', ...board } } })
-  t.doesNotThrow(declare(relations({ under: true })), 'under is required without saying so')
-  t.throws(declare(relations({ under: true, required: false })), /relation board: under makes it required \(the rows always have the row they live under\), so required cannot be false/)
+  t.doesNotThrow(declare(relations({ under: 'only' })), 'under is required without saying so')
+  t.throws(declare(relations({ under: 'only', required: false })), /relation board: under: 'only' makes it required \(the rows always have the row they live under\), so required cannot be false/)
   const nullable = Type.Object({ ...pins.representation.properties, board_id: Type.Union([Type.Integer(), Type.Null()]) })
-  t.throws(declare({ representation: nullable, ...relations({ under: true }) }), /relation board: under needs a key that is never null, and board_id may be/)
-  t.throws(declare(relations({ under: 'yes', required: true })), /relations\.board\.under must be true or false/)
-  t.throws(declare({ ...relations({ under: true, required: true }), writable: ['text', 'board_id'] }), /under sets board_id from the path, so it is neither writable nor the owner/)
-  t.throws(declare({ relations: { board: { belongsTo: 'board', key: 'board_id', required: true, under: true }, wall: { belongsTo: 'board', key: 'board_id', required: true, under: true } } }), /only one relation may be under: board, wall/)
+  t.throws(declare({ representation: nullable, ...relations({ under: 'only' }) }), /relation board: under: 'only' needs a key that is never null, and board_id may be/)
+  t.throws(declare(relations({ under: 'yes', required: true })), /relations\.board\.under must be one of also, only or one/)
+  t.throws(declare({ ...relations({ under: 'only', required: true }), writable: ['text', 'board_id'] }), /under: 'only' sets board_id from the path, so it is neither writable nor the owner/)
+  t.throws(declare({ relations: { board: { belongsTo: 'board', key: 'board_id', required: true, under: 'only' }, wall: { belongsTo: 'board', key: 'board_id', required: true, under: 'only' } } }), /only one relation may be under: 'only': board, wall/)
   t.throws(declare(relations({ include: 'no' })), /relations\.board\.include must be true or false/)
-  t.throws(() => defineResource({ ...boards.declaration, relations: { pins: { hasMany: 'pin', key: 'board_id', under: true } } } as Parameters<typeof defineResource>[0]), /relations\.pins\.under is not an option of a hasMany relation/)
+  t.throws(() => defineResource({ ...boards.declaration, relations: { pins: { hasMany: 'pin', key: 'board_id', under: 'only' } } } as Parameters<typeof defineResource>[0]), /relations\.pins\.under is not an option of a hasMany relation/)
   t.throws(declare({ events: { created: { subscription: 'Pin added' } } }), /events\.created\.subscription must be lower camel case letters and digits/)
   t.throws(declare({ events: { created: { subscription: 'pinEvent' }, deleted: { subscription: 'pinEvent' } } }), /two events are the subscription pinEvent/)
   t.throws(declare({ events: { created: { require: ['wall_id'] } } }), /event created: require names wall_id, which is not in the representation/)
@@ -164,7 +164,7 @@ t.test('the way back to rows that live under a resource is their own list: an in
     generated: ['id'],
     writable: ['title'],
     sort: ['title'],
-    relations: { shelf: { belongsTo: 'shelf', key: 'shelf_id', under: true, inverse: 'books' } }
+    relations: { shelf: { belongsTo: 'shelf', key: 'shelf_id', under: 'only', inverse: 'books' } }
   })
   const app = await build(t, { resources: [shelves, books], migrations })
   const ann = await signedIn(app, { name: 'Ann' })
@@ -200,7 +200,7 @@ t.test('listed: the rows also listed under the row they belong to, as the resour
     writable: ['shelf_id', 'title'],
     sort: ['title'],
     search: ['title'],
-    relations: { shelf: { belongsTo: 'shelf', key: 'shelf_id', required: true, listed: true, inverse: 'books' } }
+    relations: { shelf: { belongsTo: 'shelf', key: 'shelf_id', required: true, under: 'also', inverse: 'books' } }
   })
   const app = await build(t, { resources: [shelves, books], migrations })
   const asAnn = apiClient(app, (await signedIn(app, { name: 'Ann' })).headers)

@@ -24,7 +24,7 @@ const entries = defineResource({
   generated: ['id'],
   writable: ['person_id', 'text'],
   filters: ['person_id'],
-  relations: { person: { belongsTo: 'person', key: 'person_id', listed: true } },
+  relations: { person: { belongsTo: 'person', key: 'person_id', under: 'also' } },
   bulk: { delete: 'admin' }
 })
 const guesses = defineResource({

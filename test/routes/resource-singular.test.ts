@@ -22,9 +22,8 @@ const teams = defineResource({
 const charters = defineResource({
   name: 'charter',
   table: 'charters',
-  key: 'team_id',
-  singularOf: { resource: 'team' },
   representation: Type.Object({ team_id: Type.Integer(), text: Type.Union([Type.String({ maxLength: 100 }), Type.Null()]) }),
+  relations: { team: { belongsTo: 'team', key: 'team_id', under: 'one' } },
   generated: ['team_id'],
   writable: ['text'],
   auth: { read: 'authenticated', update: 'admin' },
@@ -36,9 +35,8 @@ const charters = defineResource({
 const preferences = defineResource({
   name: 'preference',
   table: 'preferences',
-  key: 'user_id',
-  singularOf: { resource: 'user' },
   representation: Type.Object({ user_id: Type.Integer(), theme: Type.String({ pattern: '^(light|dark)$' }) }),
+  relations: { user: { belongsTo: 'user', key: 'user_id', under: 'one' } },
   generated: ['user_id'],
   owner: 'user_id',
   writable: ['theme'],
@@ -141,17 +139,21 @@ t.test('GraphQL: the parent\'s field, the query and the update by the key; nothi
 
 t.test('mistaken singular declarations fail at start, naming the mistake', async (t) => {
   const declare = (extra: object) => () => defineResource({ ...charters.declaration, ...extra } as Parameters<typeof defineResource>[0])
-  t.throws(declare({ singularOf: undefined }), /a key other than `id` is for a singularOf resource only/)
-  t.throws(declare({ singularOf: { resource: 'charter' } }), /cannot be singular of itself/)
-  t.throws(declare({ singularOf: 'team' }), /singularOf must be \{ resource/)
-  t.throws(declare({ key: 'text' }), /the key text must be a non-null integer/)
+  const one = (options: object) => ({ relations: { team: { belongsTo: 'team', key: 'team_id', under: 'one', ...options } } })
+  t.throws(declare({ relations: {} }), /the representation needs an `id`/, 'without its relation, it is a resource like any other')
+  t.throws(declare({ relations: { charter: { belongsTo: 'charter', key: 'team_id', under: 'one' } } }), /cannot be one under itself/)
+  t.throws(declare(one({ under: true })), /relations\.team\.under must be one of also, only or one/)
+  t.throws(declare(one({ key: 'text' })), /the key text must be a non-null integer/)
+  t.throws(declare({ representation: Type.Object({ id: Type.Integer(), team_id: Type.Integer() }), generated: ['id', 'team_id'] }), /has no id/)
+  t.throws(declare({ relations: { team: { belongsTo: 'team', key: 'team_id', under: 'one' }, again: { belongsTo: 'team', key: 'team_id', under: 'one' } } }), /only one relation may be under: 'one'/)
   t.throws(declare({ generated: [] }), /`team_id` must be generated/)
   t.throws(declare({ sort: ['text'] }), /sort does not apply/)
   t.throws(declare({ auth: { create: 'authenticated' } }), /auth.create does not apply/)
   t.throws(declare({ events: ['created'] }), /never created on its own/)
   t.throws(declare({ hooks: { afterDelete () {} } }), /hook afterDelete would never run/)
-  t.throws(declare({ relations: { team: { belongsTo: 'team', key: 'team_id', inverse: 'charters' } } }), /relations are belongsTo, without inverse/)
-  t.throws(() => resourceSdl([defineResource({ ...charters.declaration, singularOf: { resource: 'nothing' } } as Parameters<typeof defineResource>[0])]), /singularOf names "nothing"/)
+  t.throws(declare(one({ inverse: 'charters' })), /the relations of a resource one under its parent are belongsTo, without inverse/)
+  t.throws(declare({ relations: { ...one({}).relations, owner: { belongsTo: 'user', key: 'team_id', under: 'also' } } }), /relation owner: a resource one under its parent is never listed under another/)
+  t.throws(() => resourceSdl([defineResource({ ...charters.declaration, relations: { team: { belongsTo: 'nothing', key: 'team_id', under: 'one' } } } as Parameters<typeof defineResource>[0])]), /nothing/)
   const pointing = defineResource({ ...teams.declaration, relations: { charters: { hasMany: 'charter', key: 'team_id' } } } as Parameters<typeof defineResource>[0])
   t.throws(() => resourceSdl([pointing, charters]), /charter is singular: reach it through its parent team/)
 })

@@ -31,7 +31,7 @@ const wrong: Array<[string, Record<string, unknown>, string]> = [
   ['an action of auth', { auth: { list: 'admin' } }, 'auth.list is not an action (read, create, update or delete)'],
   ['a relation of two kinds', { relations: { things: { hasMany: 'post', belongsTo: 'user', key: 'thing_id' } } }, 'relations.things must be exactly one of belongsTo, hasMany, hasOne or manyToMany, with its options'],
   ['a relation of no kind', { relations: { things: { key: 'thing_id' } } }, 'relations.things must be exactly one of belongsTo, hasMany, hasOne or manyToMany, with its options'],
-  ['an option of another kind', { relations: { owner: { belongsTo: 'user', key: 'owner_id', route: false } } }, 'relations.owner.route is not an option of a belongsTo relation (belongsTo, key, required, listed, under, inverse or include)'],
+  ['an option of another kind', { relations: { owner: { belongsTo: 'user', key: 'owner_id', route: false } } }, 'relations.owner.route is not an option of a belongsTo relation (belongsTo, key, required, under, inverse or include)'],
   ['a relation\'s flag', { relations: { owner: { belongsTo: 'user', key: 'owner_id', required: VALUE } } }, 'relations.owner.required must be true or false'],
   ['a relation\'s column', { relations: { owner: { belongsTo: 'user', key: VALUE } } }, 'relations.owner.key must be a lower-case SQL identifier'],
   ['a relation\'s name', { relations: { Owner: { belongsTo: 'user', key: 'owner_id' } } }, 'relations.Owner: the name must be lower camel case letters and digits'],
@@ -53,7 +53,7 @@ const wrong: Array<[string, Record<string, unknown>, string]> = [
   ['an input\'s name', { inputs: { Secret: { schema: Type.String(), on: ['create'] } } }, 'inputs.Secret: the name must be in lower case (a-z, 0-9, _)'],
   ['a loaded field', { loaded: { name: { load: VALUE } } }, 'loaded.name.load must be a function'],
   ['a field rule', { fields: { name: { read: VALUE } } }, 'fields.name.read must be owner or ownerOrAdmin'],
-  ['singularOf', { singularOf: VALUE }, 'singularOf must be { resource: \'<a resource name>\' }'],
+  ['under', { relations: { owner: { belongsTo: 'user', key: 'owner_id', under: VALUE } } }, 'relations.owner.under must be one of also, only or one'],
   ['emptyPatch', { emptyPatch: VALUE }, 'emptyPatch must be unchanged or refused'],
   ['othersRows', { othersRows: VALUE }, 'othersRows must be hidden or forbidden'],
   ['ownerOnCreate', { ownerOnCreate: VALUE }, 'ownerOnCreate must be a function']
