@@ -38,7 +38,8 @@ export type Db = Kysely<TandemDatabase>
 
 // The one place driver differences are normalized: `pg` hands out int8 and numeric as strings,
 // PGlite as numbers or strings. Ids fit in 2^53 and prices have two decimals, so both become
-// JS numbers everywhere; timestamps are Dates from both drivers, a `timestamp` read as UTC, and a
+// JS numbers everywhere, but an int8 beyond 2^53 (a host's bigint key) stays its exact text, which
+// a bigint key's resource shows as text whatever its size (`shownKey` in schema/keys.ts); timestamps are Dates from both drivers, a `timestamp` read as UTC, and a
 // `date` stays its text (the same calendar day in every time zone).
 export const INT8 = 20
 export const NUMERIC = 1700
@@ -46,9 +47,15 @@ export const DATE = 1082
 export const TIMESTAMP = 1114
 const TIMESTAMPTZ = 1184
 export const toNumber = (value: string): number => Number(value)
+/** An int8's text as a number when it is one exactly, else the text: no digit of a large key is lost. */
+export const toSafeNumber = (value: string): number | string => {
+  const number = Number(value)
+  return Number.isSafeInteger(number) ? number : value
+}
 
 function typeParser (oid: number, format?: 'text' | 'binary'): unknown {
-  if (oid === INT8 || oid === NUMERIC) return toNumber
+  if (oid === INT8) return toSafeNumber
+  if (oid === NUMERIC) return toNumber
   if (format === 'binary') return pg.types.getTypeParser(oid, format)
   if (oid === TIMESTAMPTZ) return parseTimestamptz
   if (oid === TIMESTAMP) return parseTimestamp

@@ -14,8 +14,8 @@ export interface CursorPosition {
   f: string
   /** sort value of the last row (absent when sorting by id alone) */
   v?: KeyValue
-  /** id of the last row */
-  i: number
+  /** key of the last row: a number, or the text of a bigint, uuid or text key */
+  i: number | string
 }
 
 // 12 bytes of HMAC-SHA256: 16 base64url characters, no padding.
@@ -80,5 +80,5 @@ function isPosition (value: unknown): value is CursorPosition {
   const p = value as Record<string, unknown>
   const v = p.v
   return typeof p.s === 'string' && (p.d === 'asc' || p.d === 'desc') && typeof p.f === 'string' &&
-    Number.isSafeInteger(p.i) && (v === undefined || v === null || typeof v === 'string' || typeof v === 'number')
+    (Number.isSafeInteger(p.i) || typeof p.i === 'string') && (v === undefined || v === null || typeof v === 'string' || typeof v === 'number')
 }

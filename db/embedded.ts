@@ -2,7 +2,7 @@
 // reach a server or a host application that runs on a real PostgreSQL.
 import type { PGlite } from '@electric-sql/pglite'
 import { Kysely } from 'kysely'
-import { DATE, INT8, NUMERIC, TIMESTAMP, toNumber, type Db } from './connect.js'
+import { DATE, INT8, NUMERIC, TIMESTAMP, toNumber, toSafeNumber, type Db } from './connect.js'
 import { parseDate, parseTimestamp } from './timestamps.js'
 import type { TandemDatabase } from './types.js'
 
@@ -15,7 +15,7 @@ export async function embeddedEngine (dataDir: string | undefined, snapshot?: Bl
   const pglite = new PGlite(dataDir ?? 'memory://', {
     extensions: { pg_trgm: pgTrgm },
     // As connect.ts's: a `date` is its text, a `timestamp` read as UTC, whatever the process's time zone.
-    parsers: { [INT8]: toNumber, [NUMERIC]: toNumber, [DATE]: parseDate, [TIMESTAMP]: parseTimestamp },
+    parsers: { [INT8]: toSafeNumber, [NUMERIC]: toNumber, [DATE]: parseDate, [TIMESTAMP]: parseTimestamp },
     ...(snapshot === undefined ? {} : { loadDataDir: snapshot })
   })
   await pglite.waitReady

@@ -291,7 +291,7 @@ export async function listRowsAsJson (db: Db, spec: ListSpec, params: Pick<ListP
  * The cursor that continues a list in ascending id after the row `id`, under `filters`: what a
  * page's `nextCursor` would be there. GraphQL connections give one to every edge.
  */
-export function cursorAfterId (context: ListContext, id: number): string {
+export function cursorAfterId (context: ListContext, id: number | string): string {
   return encodeCursor(context.secret, { s: 'id', d: 'asc', f: fingerprint(context.filters), i: id })
 }
 

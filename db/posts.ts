@@ -32,5 +32,5 @@ export async function createPost (db: Db, input: { authorId: number, title: stri
 
 /** The first `limit` posts (by id) of each author, in one statement (users' `include=posts`); `columns` must include `author_id`. */
 export async function postsByAuthorIds (db: Db, authorIds: readonly number[], limit = EMBEDDED_LIMIT, columns: readonly string[] = postColumns): Promise<Map<number, Post[]>> {
-  return firstChildren<Post & Row>(db, links.postsOfAuthor.table, links.postsOfAuthor.key, authorIds, columns, limit)
+  return firstChildren<Post & Row, number>(db, links.postsOfAuthor.table, links.postsOfAuthor.key, authorIds, columns, limit)
 }

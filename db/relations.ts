@@ -4,6 +4,7 @@ import { readRows, type Db } from './connect.js'
 import { ShapedStatements } from './statements.js'
 import type { Relation } from '../schema/relation-targets.js'
 import type { Database } from './types.js'
+import { keyArrayType, type Key, type KeyType } from '../schema/keys.js'
 
 /** Embedded lists (`include=`, GraphQL nested lists by default) stop at this many items. */
 export const EMBEDDED_LIMIT = 20
@@ -31,6 +32,31 @@ export function parseInclude<T extends string> (allowed: readonly T[], include: 
 export function idArray (ids: Iterable<number>): string {
   return `{${[...new Set(ids)].join(',')}}`
 }
+
+/** An array element's text: digits as they are, any other text quoted (`"a\\"b"`), so that no key is read as NULL or split. */
+const element = (key: Key): string => typeof key === 'number' || /^-?\d+$/.test(key) ? String(key) : `"${key.replace(/["\\]/g, '\\$&')}"`
+
+/** Keys of any type as one array parameter (`idArray` for integers), each once. */
+export function keyArray (keys: Iterable<Key>): string {
+  return `{${[...new Set(keys)].map(element).join(',')}}`
+}
+
+/**
+ * A key as relations compare it in JavaScript (a map's key): a number for an integer key, text for
+ * the others (a bigint may come from the driver as a number or, beyond 2^53, as its text).
+ */
+export function keyOfType (type: KeyType | undefined, value: unknown): Key | undefined {
+  if (value === null || value === undefined) return undefined
+  if (type === undefined || type === 'integer') {
+    const number = Number(value)
+    return Number.isSafeInteger(number) ? number : undefined
+  }
+  return String(value)
+}
+
+const arrayType = (type: KeyType | undefined): string => keyArrayType(type ?? 'integer')
+// Statements of keys of another type than an integer are other statements.
+const typeShape = (type: KeyType | undefined): string => type === undefined || type === 'integer' ? '' : ` ${type}`
 
 // Relation statements are built once per table, key and columns, per database handle (see `ShapedStatements`).
 const compiledRelations = new WeakMap<Db, ShapedStatements>()
@@ -61,26 +87,27 @@ const narrowValues = (narrow: Narrowing | undefined): unknown[] => narrow === un
  * parent and a parent's other children are never read (see PERFORMANCE-DECISIONS.md, 'First
  * children by a lateral index scan'). `narrow` keeps only the rows an owner rule lets the caller see.
  */
-export async function firstChildren<R extends Row> (
+export async function firstChildren<R extends Row, K extends Key = Key> (
   db: Db,
   table: keyof Database,
   foreignKey: string,
-  parentIds: readonly number[],
+  parentIds: readonly K[],
   columns: readonly string[],
   limit = EMBEDDED_LIMIT,
-  narrow?: Narrowing
-): Promise<Map<number, R[]>> {
-  const byParent = new Map<number, R[]>(parentIds.map((id) => [id, []]))
+  narrow?: Narrowing,
+  keyType?: KeyType
+): Promise<Map<K, R[]>> {
+  const byParent = new Map<K, R[]>(parentIds.map((id) => [id, []]))
   if (parentIds.length === 0) return byParent
-  const shape = `children ${table} ${foreignKey} ${columns.join(',')}${narrowShape(narrow)}`
-  const compiled = shapesOf(db).compileLimited(shape, [idArray(parentIds), ...narrowValues(narrow)], [limit], ([ids, owner], [max]) => sql<R>`
-    select children.* from unnest(${ids}::bigint[]) as parent (key)
+  const shape = `children ${table} ${foreignKey} ${columns.join(',')}${narrowShape(narrow)}${typeShape(keyType)}`
+  const compiled = shapesOf(db).compileLimited(shape, [keyArray(parentIds), ...narrowValues(narrow)], [limit], ([ids, owner], [max]) => sql<R>`
+    select children.* from unnest(${ids}::${sql.raw(arrayType(keyType))}) as parent (key)
     cross join lateral (
       select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)}
       where ${sql.ref(foreignKey)} = parent.key${narrowed(narrow, owner)} order by id limit ${max}
     ) children`.compile(db))
   const rows = await readRows<R>(db, compiled)
-  for (const row of rows) byParent.get(Number(row[foreignKey]))?.push(row)
+  for (const row of rows) byParent.get(keyOfType(keyType, row[foreignKey]) as K)?.push(row)
   return byParent
 }
 
@@ -92,24 +119,25 @@ export async function firstChildren<R extends Row> (
 export async function firstThrough<R extends Row> (
   db: Db,
   link: { table: string, through: string, key: string, otherKey: string },
-  parentIds: readonly number[],
+  parentIds: readonly Key[],
   columns: readonly string[],
   limit = EMBEDDED_LIMIT,
-  narrow?: Narrowing
-): Promise<Map<number, R[]>> {
-  const byParent = new Map<number, R[]>(parentIds.map((id) => [id, []]))
+  narrow?: Narrowing,
+  keyType?: KeyType
+): Promise<Map<Key, R[]>> {
+  const byParent = new Map<Key, R[]>(parentIds.map((id) => [id, []]))
   if (parentIds.length === 0) return byParent
   const { table, through, key, otherKey } = link
-  const shape = `through ${table} ${through} ${key} ${otherKey} ${columns.join(',')}${narrowShape(narrow)}`
-  const compiled = shapesOf(db).compileLimited(shape, [idArray(parentIds), ...narrowValues(narrow)], [limit], ([ids, owner], [max]) => sql<R & { tandem_parent: number }>`
-    select parent.key as tandem_parent, children.* from unnest(${ids}::bigint[]) as parent (key)
+  const shape = `through ${table} ${through} ${key} ${otherKey} ${columns.join(',')}${narrowShape(narrow)}${typeShape(keyType)}`
+  const compiled = shapesOf(db).compileLimited(shape, [keyArray(parentIds), ...narrowValues(narrow)], [limit], ([ids, owner], [max]) => sql<R & { tandem_parent: number }>`
+    select parent.key as tandem_parent, children.* from unnest(${ids}::${sql.raw(arrayType(keyType))}) as parent (key)
     cross join lateral (
       select ${sql.join(columns.map((c) => sql.ref(`other.${c}`)))} from ${sql.table(through)} as link
       join ${sql.table(table)} as other on other.id = link.${sql.ref(otherKey)}
       where link.${sql.ref(key)} = parent.key${narrowed(narrow, owner, 'other')} order by other.id limit ${max}
     ) children`.compile(db))
   const rows = await readRows<R & { tandem_parent: number }>(db, compiled)
-  for (const { tandem_parent: parent, ...row } of rows) byParent.get(Number(parent))?.push(row as unknown as R)
+  for (const { tandem_parent: parent, ...row } of rows) byParent.get(keyOfType(keyType, parent) as Key)?.push(row as unknown as R)
   return byParent
 }
 
@@ -117,16 +145,16 @@ export async function firstThrough<R extends Row> (
  * Rows of `table` whose id (or `key`, a singular resource's key) is one of `ids`, in ONE statement,
  * keyed by it (those `narrow` keeps).
  */
-export async function rowsById<R extends Row> (db: Db, table: keyof Database, ids: readonly number[], columns: readonly string[], narrow?: Narrowing, key = 'id'): Promise<Map<number, R>> {
-  const found = new Map<number, R>()
+export async function rowsById<R extends Row> (db: Db, table: keyof Database, ids: readonly Key[], columns: readonly string[], narrow?: Narrowing, key = 'id', keyType?: KeyType): Promise<Map<Key, R>> {
+  const found = new Map<Key, R>()
   if (ids.length === 0) return found
   // By id, the statement's text is the one it always was (`where id = any(…)`), which the orders'
   // statement-count test reads; another key is quoted.
   const column = key === 'id' ? sql.raw('id') : sql.ref(key)
-  const compiled = shapesOf(db).compile(`by ${key} ${table} ${columns.join(',')}${narrowShape(narrow)}`, [idArray(ids), ...narrowValues(narrow)], ([wanted, owner]) =>
-    sql<R>`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)} where ${column} = any(${wanted}::bigint[])${narrowed(narrow, owner)}`.compile(db))
+  const compiled = shapesOf(db).compile(`by ${key} ${table} ${columns.join(',')}${narrowShape(narrow)}${typeShape(keyType)}`, [keyArray(ids), ...narrowValues(narrow)], ([wanted, owner]) =>
+    sql<R>`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)} where ${column} = any(${wanted}::${sql.raw(arrayType(keyType))})${narrowed(narrow, owner)}`.compile(db))
   const rows = await readRows<R>(db, compiled)
-  for (const row of rows) found.set(Number(row[key]), row)
+  for (const row of rows) found.set(keyOfType(keyType, row[key]) as Key, row)
   return found
 }
 
@@ -142,6 +170,8 @@ export interface Link {
   /** Many rows (the first ones by id) or one. */
   list: boolean
   through?: { table: string, otherKey: string }
+  /** The type of the `by` values (and of `key`, which they are compared with). Default: integer. */
+  keyType?: KeyType
 }
 
 /**
@@ -150,9 +180,10 @@ export interface Link {
  */
 export function linkOf (relation: Relation): Link {
   const table = relation.target.table as keyof Database
-  if (relation.kind === 'belongsTo') return { table, key: relation.target.resource?.key ?? 'id', by: relation.key, list: false }
-  if (relation.kind === 'manyToMany') return { table, key: relation.key, by: 'id', list: true, through: { table: relation.through as string, otherKey: relation.otherKey as string } }
-  return { table, key: relation.key, by: 'id', list: relation.kind === 'hasMany' }
+  const typed = relation.keyType === undefined || relation.keyType === 'integer' ? {} : { keyType: relation.keyType }
+  if (relation.kind === 'belongsTo') return { table, key: relation.target.resource?.key ?? 'id', by: relation.key, list: false, ...typed }
+  if (relation.kind === 'manyToMany') return { table, key: relation.key, by: 'id', list: true, through: { table: relation.through as string, otherKey: relation.otherKey as string }, ...typed }
+  return { table, key: relation.key, by: 'id', list: relation.kind === 'hasMany', ...typed }
 }
 
 /** The built-in users' relations, in one place for REST's `include=` and GraphQL's nested fields. */
@@ -164,11 +195,11 @@ export const links = {
 } as const satisfies Record<string, Link>
 
 /** The rows `link` leads to from parents whose `by` values are `keys`, in ONE statement, by key (those `narrow` keeps). */
-export async function linkedRows (db: Db, link: Link, keys: readonly number[], columns: readonly string[], limit = EMBEDDED_LIMIT, narrow?: Narrowing): Promise<ReadonlyMap<number, Row | Row[]>> {
-  if (link.through !== undefined) return firstThrough(db, { table: link.table, through: link.through.table, key: link.key, otherKey: link.through.otherKey }, keys, columns, limit, narrow)
-  if (link.list) return firstChildren(db, link.table, link.key, keys, columns, limit, narrow)
+export async function linkedRows (db: Db, link: Link, keys: readonly Key[], columns: readonly string[], limit = EMBEDDED_LIMIT, narrow?: Narrowing): Promise<ReadonlyMap<Key, Row | Row[]>> {
+  if (link.through !== undefined) return firstThrough(db, { table: link.table, through: link.through.table, key: link.key, otherKey: link.through.otherKey }, keys, columns, limit, narrow, link.keyType)
+  if (link.list) return firstChildren(db, link.table, link.key, keys, columns, limit, narrow, link.keyType)
   // One row: by its id (a belongsTo), or by the other's key (a hasOne: a singular resource's row by its parent's id).
-  return rowsById(db, link.table, keys, columns, narrow, link.key)
+  return rowsById(db, link.table, keys, columns, narrow, link.key, link.keyType)
 }
 
 /**
@@ -216,7 +247,7 @@ function shapeOf (relations: readonly NestedRelation[]): string {
   return relations.map((r) => {
     const through = r.link.through === undefined ? '' : `~${r.link.through.table}.${r.link.through.otherKey}`
     const narrow = r.narrow === undefined ? '' : `!${r.narrow.column}`
-    return `${r.name}=${r.link.table}.${r.link.key}:${r.link.by}${through}${narrow}${r.limit === undefined ? '' : '*'}${objectShape(r)}`
+    return `${r.name}=${r.link.table}.${r.link.key}:${r.link.by}${typeShape(r.link.keyType)}${through}${narrow}${r.limit === undefined ? '' : '*'}${objectShape(r)}`
   }).join(',')
 }
 
@@ -291,9 +322,25 @@ function nestedSubquery (relation: NestedRelation, depth: number, limits: Iterat
   return sql`(select '[' || coalesce(string_agg(${json}.v, ','), '') || ']' from (select ${object} as v ${rows} order by ${sql.ref(`${row}.id`)} limit ${limit}) as ${json})`
 }
 
-/** Ids in order, one per parent, nulls kept: `{1,NULL,1}`. */
-function positionalIds (parents: readonly Row[], column: string): string {
-  return `{${parents.map((parent) => parent[column] == null ? 'NULL' : String(Number(parent[column]))).join(',')}}`
+// A JSON string, or an integer of 16 digits or more (no fraction nor exponent follows).
+const LONG_INTEGER = /"(?:[^"\\]|\\.)*"|-?\d{16,}(?![\d.eE])/g
+
+/**
+ * JSON text parsed with every integer beyond 2^53 kept as its exact text (a bigint key's,
+ * `Type.String({ format: 'int64' })`), where `JSON.parse` would round it to the nearest double. Text
+ * without 16 digits in a row is parsed as it is.
+ */
+function parsedExactly (text: string): unknown {
+  if (!/\d{16}/.test(text)) return JSON.parse(text)
+  return JSON.parse(text.replace(LONG_INTEGER, (token) => token.startsWith('"') || Number.isSafeInteger(Number(token)) ? token : `"${token}"`))
+}
+
+/** Keys in order, one per parent, nulls kept: `{1,NULL,1}`, `{"a",NULL}`. */
+function positionalIds (parents: readonly Row[], column: string, type: KeyType | undefined): string {
+  return `{${parents.map((parent) => {
+    const key = keyOfType(type, parent[column])
+    return key === undefined ? 'NULL' : element(key)
+  }).join(',')}}`
 }
 
 /**
@@ -306,18 +353,20 @@ export async function relationsAsJson (db: Db, parents: readonly Row[], relation
   const answers: Array<Row | undefined> = new Array(parents.length)
   if (parents.length === 0 || relations.length === 0) return answers
   const keys = [...new Set(relations.map((relation) => relation.link.by))]
-  const values = [...keys.map((key) => positionalIds(parents, key)), ...ownersOf(relations)]
+  // The type of each column's keys: every relation found by one column compares it with keys of one type.
+  const typeOf = new Map(relations.map((relation) => [relation.link.by, relation.link.keyType]))
+  const values = [...keys.map((key) => positionalIds(parents, key, typeOf.get(key))), ...ownersOf(relations)]
   const compiled = shapesOf(db).compileLimited(`nested ${keys.join(',')} ${shapeOf(relations)}`, values, limitsOf(relations), (slots, limits) => {
     const limitsIn = limits[Symbol.iterator]()
     const ownersIn = slots.slice(keys.length)[Symbol.iterator]()
     const shown = relations.map((relation) => sql`${nestedSubquery(relation, 1, limitsIn, ownersIn)} as ${sql.id(relation.name)}`)
     const columns = sql.join(keys.map((key) => sql.id(key)))
-    const arrays = sql.join(keys.map((_, i) => sql`${slots[i]}::bigint[]`))
+    const arrays = sql.join(keys.map((key, i) => sql`${slots[i]}::${sql.raw(arrayType(typeOf.get(key)))}`))
     return sql<Row>`select r0.at, ${sql.join(shown)} from unnest(${arrays}) with ordinality as r0 (${columns}, at)`.compile(db)
   })
   const rows = await readRows<Row>(db, compiled)
   for (const row of rows) {
-    for (const { name } of relations) row[name] = JSON.parse(row[name] as string)
+    for (const { name } of relations) row[name] = parsedExactly(row[name] as string)
     answers[Number(row.at) - 1] = row
   }
   return answers

@@ -2,12 +2,13 @@ import type { TSchema } from '@sinclair/typebox'
 import { sql, type Kysely } from 'kysely'
 import type { Relation } from '../schema/relation-targets.js'
 import { badRequest, unprocessable } from '../schema/errors.js'
-import { acceptsNull, type FilterOperator, type LoadedField, type Resource, type ResourceFilter } from '../schema/resource.js'
+import { acceptsNull, nonNull, type FilterOperator, type LoadedField, type Resource, type ResourceFilter } from '../schema/resource.js'
 import type { Db } from './connect.js'
 import { conflictOn, refersToNothingError, type KeyContext } from './errors.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
 import { listRows, listRowsAsJson, OWNER_FILTER, paginate, parseFields, READABLE_SEARCH, selectColumns, type BaseQuery, type Filter, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
-import { EMBEDDED_LIMIT, linkedRows, linkOf, type JsonObject } from './relations.js'
+import { EMBEDDED_LIMIT, keyOfType, linkedRows, linkOf, type JsonObject } from './relations.js'
+import { keyTypeOf, shownKey, type Key } from '../schema/keys.js'
 import { searchFilter, searchedText } from './search.js'
 import { inTransaction } from './transaction.js'
 
@@ -44,7 +45,7 @@ export interface ResourceData {
   /** The rows `rows` would answer, as the JSON array's text of `object` (columns and relations only), from one statement. */
   rowsAsJson: (db: Db, params: { limit?: number | undefined, offset?: number | undefined }, filters: Record<string, unknown>, object: JsonObject) => Promise<string>
   /** The row whose key (`id`, or a singular resource's key) is `id`. */
-  find: (db: Db, id: number, fields: string | undefined, owner?: number) => Promise<Row | undefined>
+  find: (db: Db, id: Key, fields: string | undefined, owner?: number) => Promise<Row | undefined>
   /**
    * Inserts the row; with `around`, in a transaction that `around` runs in too. Each of `readable`
    * the row sets (not null) must name a row the caller may read, found in the insert's own statement:
@@ -61,16 +62,16 @@ export interface ResourceData {
    * Locks the row, runs `check` on it, then writes; undefined when there is no such row. Each of
    * `readable` the write changes is checked in the update's statement, as a create checks them.
    */
-  update: (db: Db, id: number, values: Values, check: Precondition<Row> | undefined, around?: Around<Row>, readable?: readonly ReadableKey[]) => Promise<Row | undefined>
+  update: (db: Db, id: Key, values: Values, check: Precondition<Row> | undefined, around?: Around<Row>, readable?: readonly ReadableKey[]) => Promise<Row | undefined>
   /** The row as it was, or undefined when there is no such row. */
-  remove: (db: Db, id: number, check: Precondition<Row> | undefined, around?: Around<Row>) => Promise<Row | undefined>
+  remove: (db: Db, id: Key, check: Precondition<Row> | undefined, around?: Around<Row>) => Promise<Row | undefined>
   /**
    * The keys of the rows `filters` (named as the list's) find, in key order, each locked for update
    * (run it in the transaction that changes them): at most `limit` of them.
    */
-  lockWhere: (db: Db, filters: Record<string, unknown>, limit: number) => Promise<number[]>
+  lockWhere: (db: Db, filters: Record<string, unknown>, limit: number) => Promise<Key[]>
   /** Locks the row, runs `check` on it, then `work` in the same transaction; undefined when there is no such row. */
-  withLocked: (db: Db, id: number, check: Precondition<Row> | undefined, work: (trx: Db, current: Row) => Promise<Row>) => Promise<Row | undefined>
+  withLocked: (db: Db, id: Key, check: Precondition<Row> | undefined, work: (trx: Db, current: Row) => Promise<Row>) => Promise<Row | undefined>
 }
 
 const equals = (column: string): Filter => ({ where: (query, value) => query.where(sql.ref(column), '=', value) })
@@ -128,11 +129,13 @@ function splitFields (resource: Resource, fields: string | undefined): { columns
 export async function loadFields (resource: Resource, db: Db, rows: readonly Row[], names: readonly string[] = resource.loaded): Promise<void> {
   if (rows.length === 0) return
   const declared = (resource.loaders ?? {}) as Readonly<Record<string, LoadedField>>
-  const ids = rows.map((row) => Number(row[resource.key]))
+  // The rows' keys as the representation has them (numbers for an integer key).
+  const idOf = (row: Row): number => keyOfType(resource.keyType, row[resource.key]) as number
+  const ids = rows.map(idOf)
   // One after the other: `db` may be a transaction, whose statements run one at a time anyway.
   for (const name of names) {
     const values = await (declared[name] as LoadedField).load(db, ids)
-    for (const row of rows) row[name] = values.get(Number(row[resource.key])) ?? null
+    for (const row of rows) row[name] = values.get(idOf(row)) ?? null
   }
 }
 
@@ -173,8 +176,49 @@ const completedIf = async (resource: Resource, db: Db, row: Row | undefined): Pr
 // declaration's representation instead, checked when the declaration is made.
 const untyped = (db: Db): Kysely<any> => db as unknown as Kysely<any>
 
+/**
+ * What shows the bigint columns (`Type.String({ format: 'int64' })`: a bigint key, or a key of one) of
+ * rows as text, which the driver hands out as numbers up to 2^53: every row answers them alike.
+ * Undefined when there is none.
+ */
+function bigintShown (resource: Resource): (<T extends Row | undefined>(row: T) => T) | undefined {
+  const properties = resource.representation.properties
+  const columns = resource.columns.filter((column) => keyTypeOf(nonNull(properties[column] as TSchema)) === 'bigint')
+  if (columns.length === 0) return undefined
+  return (row) => {
+    if (row !== undefined) for (const column of columns) if (row[column] !== null && row[column] !== undefined) row[column] = shownKey('bigint', row[column])
+    return row
+  }
+}
+
 /** The statements of `resource`, compiled and prepared like the built-in resources' (see db/pagination). */
 export function resourceData (resource: Resource): ResourceData {
+  const data = statementsOf(resource)
+  const shown = bigintShown(resource)
+  if (shown === undefined) return data
+  const all = <T extends Row>(rows: T[]): T[] => { for (const row of rows) shown(row); return rows }
+  // The current row a write's hooks and precondition see is shown as its answer will be.
+  const shownWork = <A extends unknown[]>(work: ((trx: Db, current: Row, ...rest: A) => Promise<Row>) | undefined) => work === undefined ? undefined : async (trx: Db, current: Row, ...rest: A) => await work(trx, shown(current), ...rest)
+  const shownCheck = (check: Precondition<Row> | undefined): Precondition<Row> | undefined => check === undefined ? undefined : (current) => check(shown(current))
+  return {
+    ...data,
+    page: async (db, params, context) => {
+      const page = await data.page(db, params, context)
+      all(page.data)
+      return page
+    },
+    rows: async (db, params, filters) => all(await data.rows(db, params, filters)),
+    find: async (db, id, fields, owner) => shown(await data.find(db, id, fields, owner)),
+    create: async (db, values, around, readable) => shown(await data.create(db, values, around, readable)),
+    createRows: async (db, rows) => all(await data.createRows(db, rows)),
+    update: async (db, id, values, check, around, readable) => shown(await data.update(db, id, values, shownCheck(check), shownWork(around), readable)),
+    remove: async (db, id, check, around) => shown(await data.remove(db, id, shownCheck(check), shownWork(around))),
+    lockWhere: async (db, filters, limit) => (await data.lockWhere(db, filters, limit)).map((key) => shownKey(resource.keyType, key) as Key),
+    withLocked: async (db, id, check, work) => shown(await data.withLocked(db, id, shownCheck(check), shownWork(work) as typeof work))
+  }
+}
+
+function statementsOf (resource: Resource): ResourceData {
   const { table, columns, declaration, key } = resource
   const filters: Record<string, Filter> = {}
   for (const { name, field, op } of resource.filters) {
@@ -199,7 +243,7 @@ export function resourceData (resource: Resource): ResourceData {
   const keys: KeyContext = { table, setByApi: [...new Set([declaration.owner, resource.under?.key, ...resource.listedUnder.map((listed) => listed.key)].filter((column) => column !== undefined))] }
   const conflicts = (error: unknown): never => { throw conflictOn(error, keys) }
   // The locked row is whole, loaded fields included: `If-Match` compares it with what reads showed.
-  const lock = (id: number) => async (trx: Db) => completedIf(resource, trx, await untyped(trx).selectFrom(table).select(columns).where(key, '=', id).forUpdate().executeTakeFirst() as Row | undefined)
+  const lock = (id: Key) => async (trx: Db) => completedIf(resource, trx, await untyped(trx).selectFrom(table).select(columns).where(key, '=', id).forUpdate().executeTakeFirst() as Row | undefined)
 
   return {
     list,
@@ -301,7 +345,7 @@ export function resourceData (resource: Resource): ResourceData {
       }
       // In key order, as every batch locks them: two changes by filter cannot wait on each other in a cycle.
       const rows = await query.orderBy(sql.ref(key)).limit(limit).forUpdate().execute() as Row[]
-      return rows.map((row) => Number(row[key]))
+      return rows.map((row) => row[key] as Key)
     },
     async withLocked (db, id, check, work) {
       return completedIf(resource, db, await lockedWrite(db, lock(id), check, work))
@@ -310,7 +354,7 @@ export function resourceData (resource: Resource): ResourceData {
 }
 
 /** Whether `table` has the row `id`: the parent of a nested list, asked when its page is empty. */
-export async function rowExists (db: Db, table: string, id: number): Promise<boolean> {
+export async function rowExists (db: Db, table: string, id: Key): Promise<boolean> {
   return (await untyped(db).selectFrom(table).select('id').where('id', '=', id).executeTakeFirst()) !== undefined
 }
 
@@ -360,9 +404,12 @@ export async function embedRelations (db: Db, rows: Row[], relations: readonly R
     const link = linkOf(relation)
     const owner = owners.get(relation.name)
     const narrow = ownerColumn === undefined || owner === undefined ? undefined : { column: ownerColumn, value: owner }
-    const keyOf = (row: Row): number => Number(row[link.by])
-    const found = await linkedRows(db, link, rows.map(keyOf).filter((key) => Number.isSafeInteger(key)), columns, limits.get(relation.name) ?? EMBEDDED_LIMIT, narrow)
+    const keyOf = (row: Row): Key | undefined => keyOfType(link.keyType, row[link.by])
+    const found = await linkedRows(db, link, rows.flatMap((row) => keyOf(row) ?? []), columns, limits.get(relation.name) ?? EMBEDDED_LIMIT, narrow)
     await load?.(db, [...found.values()].flat() as Row[])
-    for (const row of rows) row[relation.name] = found.get(keyOf(row)) ?? (link.list ? [] : null)
+    for (const row of rows) {
+      const key = keyOf(row)
+      row[relation.name] = (key === undefined ? undefined : found.get(key)) ?? (link.list ? [] : null)
+    }
   }))
 }

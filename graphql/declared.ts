@@ -9,11 +9,12 @@ import type { BulkResult, ServedResource } from '../rules/served-resource.js'
 import { asItem, itemError } from '../rules/resource-writes.js'
 import { badRequest, notFound } from '../schema/errors.js'
 import { nonNull, nullFilterName, type AccessRule, type Resource } from '../schema/resource.js'
-import { actionNames, camelCase, graphqlNames, scalarOf } from '../schema/resource-sdl.js'
+import { actionNames, camelCase, graphqlNames, idTypeOf, scalarOf } from '../schema/resource-sdl.js'
+import { parseKey, type Key } from '../schema/keys.js'
 import type { AccessUser } from '../plugins/auth.js'
 import type { TandemGraphqlContext as Context } from './context.js'
 import { answerOnce } from './event-answers.js'
-import { checkInput, listLimit, parseId } from './inputs.js'
+import { checkInput, listLimit } from './inputs.js'
 import { only, subscriptionStep } from './subscription-steps.js'
 import type { declaredAnswers, Asked, Caller } from './declared-answers.js'
 import { fieldRuleResolvers } from './field-rules.js'
@@ -39,7 +40,7 @@ function asBody (schema: TSchema, value: unknown, field: string): unknown {
     }))
   }
   const isId = bare.type === 'integer' && (field === 'id' || field.endsWith('_id'))
-  return isId ? parseId(value, camelCase(field)) : value
+  return isId ? parseKey('integer', value, camelCase(field)) : value
 }
 
 /** The caller of a field whose rule is `rule`: the viewer (UNAUTHENTICATED without a token) unless the rule is public. */
@@ -78,18 +79,21 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
     // A query's answer: its relations read where its rows were (a replica, when one may serve `readsAs`).
     const queried = async (ctx: Context, rows: PageRow[], selection: Asked, readsAs: number | undefined): Promise<PageRow[]> =>
       reading(ctx.app.db, readsAs, (db) => answer(db, resource, rows, selection, ctx.viewer))
-    // An ID input field (`authorId`, `postId`) comes as text, and the body schema wants the integer.
-    const idColumns = new Set([
-      ...resource.columns.filter((column) => scalarOf(resource, column) === 'ID'),
-      ...Object.entries(resource.inputs ?? {}).filter(([input, { schema }]) => scalarOf(resource, input, schema) === 'ID').map(([input]) => input)
+    // An ID input field (`authorId`, `postId`) comes as text, and the body schema wants the key as its
+    // type has it (an integer's number, a uuid's text): parsed by the field's own key type.
+    const idColumns = new Map([
+      ...resource.columns.filter((column) => scalarOf(resource, column) === 'ID').map((column) => [column, idTypeOf(resource.representation.properties[column])] as const),
+      ...Object.entries(resource.inputs ?? {}).filter(([input, { schema }]) => scalarOf(resource, input, schema) === 'ID').map(([input, { schema }]) => [input, idTypeOf(schema)] as const)
     ])
+    const parseId = (column: string, value: unknown, field: string) => parseKey(idColumns.get(column) ?? 'integer', value, field)
     const asColumns = (input: Args): Row => Object.fromEntries(Object.entries(input).map(([field, value]) => {
       const column = columnOf.get(field) ?? field
-      return [column, idColumns.has(column) && value !== null && value !== undefined ? parseId(value, field) : value]
+      return [column, idColumns.has(column) && value !== null && value !== undefined ? parseId(column, value, field) : value]
     }))
     // Filter arguments as the REST query string has them, checked by the same schema.
     // An ID filter (`…_id`) comes as text, and the query string's schema wants the integer.
-    const idFilters = new Set(resource.filters.filter(({ field, op }) => op !== 'positive' && op !== 'isNull' && scalarOf(resource, field) === 'ID').map(({ name }) => name))
+    const idFilters = new Map(resource.filters.filter(({ field, op }) => op !== 'positive' && op !== 'isNull' && scalarOf(resource, field) === 'ID').map(({ name, field }) => [name, field]))
+    const parseFilterId = (name: string, value: unknown) => parseId(idFilters.get(name) as string, value, camelCase(name))
     const filterNames = [...resource.filters.map(({ name }) => name), ...(resource.search ?? []).length > 0 ? ['q'] : []]
     // An explicit null asks for the rows whose field is null (`assigneeId: null`, as `assigneeIdNull: true`),
     // where the field may be null; on any other filter it is refused: it never means "no filter".
@@ -109,7 +113,7 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
           filters[isNull] = true
           continue
         }
-        filters[name] = idFilters.has(name) ? parseId(value, camelCase(name)) : value
+        filters[name] = idFilters.has(name) ? parseFilterId(name, value) : value
       }
       return filters
     }
@@ -129,7 +133,7 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
       const value = args[camelCase(name)]
       if (value === undefined) return []
       if (value === null && nullOf(name) === undefined) throw refusedNull(name)
-      return [[field, idFilters.has(name) && value !== null ? parseId(value, camelCase(name)) : value]]
+      return [[field, idFilters.has(name) && value !== null ? parseFilterId(name, value) : value]]
     })
 
     // The `fields` that load only the loaded fields `nodes` select (undefined: every field).
@@ -143,7 +147,7 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
     Query[names.one] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
       const caller = await reader(ctx)
       const readsAs = await readsAsOf(ctx, caller)
-      const row = await model.get(caller, parseId(args[names.key], names.key), { fields: fieldsFor(info.fieldNodes, info), readsAs })
+      const row = await model.get(caller, parseKey(resource.keyType, args[names.key], names.key), { fields: fieldsFor(info.fieldNodes, info), readsAs })
       return row === undefined ? null : (await queried(ctx, [row], asked(info), readsAs))[0]
     }
     if (!singular) {
@@ -176,7 +180,7 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
         // A create of its own takes its input, nested objects and lists included.
         const values = resource.create === undefined ? asColumns(args.input as Args) : asBody(resource.schemas.create, args.input, 'input') as Row
         // Under a parent, the input names it (`postId`), as the REST path does.
-        const parent = under === undefined ? undefined : values[under] as number
+        const parent = under === undefined ? undefined : values[under] as Key
         if (under !== undefined) delete values[under]
         const input = checkInput<Row>(resource.schemas.create, values)
         // The same attempt limits as the REST create.
@@ -192,14 +196,14 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
       Mutation[names.createMany] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
         const caller = await callerFor(ctx, create as AccessRule)
         const given = args.inputs as Args[]
-        let parent: number | undefined
+        let parent: Key | undefined
         const inputs = given.map((item, index) => {
           try {
             const values = resource.create === undefined ? asColumns(item) : asBody(resource.schemas.create, item, 'input') as Row
             // Under a parent, each input names it (`postId`): one parent per batch, as REST's path gives.
             if (under !== undefined) {
               if (parent !== undefined && values[under] !== parent) throw badRequest(`every input names the same ${camelCase(under)}`, camelCase(under))
-              parent = values[under] as number
+              parent = values[under] as Key
               delete values[under]
             }
             return values
@@ -234,29 +238,30 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
       Mutation[names.update] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
         const caller = await callerFor(ctx, update)
         const input = checkInput<Row>(resource.schemas.patch, asColumns(args.input as Args))
-        const row = await model.update(caller, parseId(args[names.key], names.key), input)
+        const row = await model.update(caller, parseKey(resource.keyType, args[names.key], names.key), input)
         if (row === undefined) throw notFound(resource.singularOf ?? resource.name)
         return (await answered(ctx, [{ ...row }], asked(info)))[0]
       }
     }
     if (remove !== false) {
       Mutation[names.remove] = async (_root: unknown, args: Args, ctx: Context) => {
-        return await model.remove(await callerFor(ctx, remove), parseId(args.id, 'id')) !== undefined
+        return await model.remove(await callerFor(ctx, remove), parseKey(resource.keyType, args.id, 'id')) !== undefined
       }
     }
     for (const [name, action] of Object.entries(resource.actions ?? {})) {
       const inputFields = Object.entries(action.input?.properties ?? {})
       const fieldOf = new Map(inputFields.map(([field]) => [camelCase(field), field]))
       // An `ID` input field (`…_id`) comes as text, and the input schema wants the integer.
-      const ids = new Set(inputFields.filter(([field, schema]) => scalarOf(resource, field, schema) === 'ID').map(([field]) => field))
+      const ids = new Map(inputFields.filter(([field, schema]) => scalarOf(resource, field, schema) === 'ID').map(([field, schema]) => [field, idTypeOf(schema)]))
       Mutation[actionNames(resource, name).mutation] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
         const caller = await callerFor(ctx, action.auth)
         const given = Object.fromEntries(Object.entries(args.input as Args ?? {}).map(([field, value]) => {
           const column = fieldOf.get(field) ?? field
-          return [column, ids.has(column) && value !== null ? parseId(value, field) : value]
+          const type = ids.get(column)
+          return [column, type !== undefined && value !== null ? parseKey(type, value, field) : value]
         }))
         const input = action.input === undefined ? {} : checkInput<Row>(action.input, given)
-        const row = await model.act(caller, name, parseId(args[names.key], names.key), input)
+        const row = await model.act(caller, name, parseKey(resource.keyType, args[names.key], names.key), input)
         if (row === undefined) throw notFound(resource.singularOf ?? resource.name)
         return (await answered(ctx, [{ ...row }], asked(info)))[0]
       }
@@ -265,7 +270,7 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
       // A required argument is given (GraphQL checks it), an ID as text.
       const requiredValues = (args: Args): Array<[string, unknown]> => require.map((field) => {
         const value = args[camelCase(field)]
-        return [field, idColumns.has(field) ? parseId(value, camelCase(field)) : value]
+        return [field, idColumns.has(field) ? parseId(field, value, camelCase(field)) : value]
       })
       Subscription[subscription] = {
         subscribe: async (_root: unknown, args: Args, ctx: Context) => subscriptionStep(async () => {

@@ -3,7 +3,8 @@ import {
   type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLSchema, type GraphQLField, type OperationDefinitionNode, type GraphQLNamedType, type GraphQLResolveInfo
 } from 'graphql'
 import type { Db } from '../db/connect.js'
-import { linkedRows, relationsAsJson, type NestedRelation } from '../db/relations.js'
+import { keyOfType, linkedRows, relationsAsJson, type NestedRelation } from '../db/relations.js'
+import type { Key } from '../schema/keys.js'
 import type { AccessUser } from '../plugins/auth.js'
 import { readableOwner } from '../rules/resource.js'
 import type { LoadedField } from '../schema/resource.js'
@@ -29,7 +30,8 @@ function camelCased (value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).map(([key, inner]) => [camelCase(key), camelCased(inner)]))
 }
 
-const keyOf = (row: Row, relation: PlannedRelation): number => Number(row[relation.link.by])
+// As the data layer keys what it found: a number for an integer key, text for the others.
+const keyOf = (row: Row, relation: PlannedRelation): Key | undefined => keyOfType(relation.link.keyType, row[relation.link.by])
 
 /** Columns the children always need: their id, and the key they are grouped by (a join table groups them itself). */
 function alwaysOf ({ link }: PlannedRelation): readonly string[] {
@@ -279,10 +281,11 @@ export function relationPlanner (types: PlannedTypes): RelationPlanner {
       const limit = relation.link.list ? listLimit(fetch.limit) : undefined
       const owner = ownerFor(relation, viewer)
       const narrow = owner === undefined || relation.narrow === undefined ? undefined : { column: relation.narrow.column, value: owner }
-      const found = await linkedRows(db, relation.link, rows.map((row) => keyOf(row, relation)), fetch.columns, limit, narrow)
+      const found = await linkedRows(db, relation.link, rows.flatMap((row) => keyOf(row, relation) ?? []), fetch.columns, limit, narrow)
       const children: Row[] = []
       for (const row of rows) {
-        const value = found.get(keyOf(row, relation)) ?? (relation.link.list ? NONE : null)
+        const key = keyOf(row, relation)
+        const value = (key === undefined ? undefined : found.get(key)) ?? (relation.link.list ? NONE : null)
         answerFor(row, fetch, value)
         if (Array.isArray(value)) for (const child of value as Row[]) children.push(child)
         else if (value !== null) children.push(value as Row)

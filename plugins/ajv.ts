@@ -1,6 +1,7 @@
 import type { FastifySchemaCompiler } from 'fastify'
 import { Ajv, type Options } from 'ajv'
 import addFormatsModule from 'ajv-formats'
+import { isInt64Text } from '../schema/keys.js'
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
@@ -19,6 +20,9 @@ export function createAjv (coerce: boolean, extra: Options = {}): Ajv {
     ...extra
   })
   addFormats(ajv)
+  // A bigint as JSON text (`Type.String({ format: 'int64' })`: a bigint key), exact beyond 2^53;
+  // ajv-formats' int64 is for numbers, which cannot hold such a value.
+  ajv.addFormat('int64', { type: 'string', validate: isInt64Text })
   return ajv
 }
 

@@ -10,6 +10,7 @@ import type { AccessUser } from '../plugins/auth.js'
 import { loadRelated, relatedPage } from '../rules/relations.js'
 import { relationsNeedCaller } from '../rules/resource.js'
 import { IdParams, ListOf, ListQuery, Selectable, errors } from '../schema/common.js'
+import type { Key } from '../schema/keys.js'
 import { sendList } from './reply.js'
 
 type Query = Record<string, unknown> & { fields?: string, include?: string, q?: string }
@@ -41,7 +42,8 @@ export function selectionWith (item: { properties: Record<string, TSchema> }, re
   const properties: Record<string, TSchema> = {}
   for (const [field, schema] of Object.entries(item.properties)) if (field !== key) properties[field] = schema
   const rest = { ...properties, ...relationProperties(relations) }
-  return key === 'id' ? Selectable(rest) : Type.Composite([Type.Object({ [key]: item.properties[key] as TSchema }), Type.Partial(Type.Object(rest))])
+  // An integer `id` is the shared `Id`; any other key is shown by its own schema (a uuid's text).
+  return key === 'id' && (item.properties[key] as { type?: unknown } | undefined)?.type === 'integer' ? Selectable(rest) : Type.Composite([Type.Object({ [key]: item.properties[key] as TSchema }), Type.Partial(Type.Object(rest))])
 }
 
 /** A built-in representation with the relations declared resources add to it (`schema` itself when none). */
@@ -103,7 +105,9 @@ export interface RelatedList {
   publicParent: boolean
   related: RelationData
   /** Throws 404 unless the parent is there for the caller. */
-  parent: (request: FastifyRequest, id: number) => Promise<void>
+  parent: (request: FastifyRequest, id: Key) => Promise<void>
+  /** The path's `{id}`, as the parent's key type has it. Default: an integer id. */
+  params?: TSchema
 }
 
 /**
@@ -119,12 +123,12 @@ export function relatedListRoute (app: FastifyInstance, options: RelatedList): v
     schema: {
       tags,
       summary: `List the ${relation.name} of a ${parentName}`,
-      params: IdParams,
+      params: options.params ?? IdParams,
       querystring: ListQuery(Object.keys(list.sortable), {}),
       response: { 200: ListOf(selectionWith(relation.target.item, [])), ...errors(400, 401, 404, 429) }
     }
   }, async (request, reply) => {
-    const id = (request.params as { id: number }).id
+    const id = (request.params as { id: Key }).id
     if (options.publicParent && relationsNeedCaller([related])) await app.accessTokens.authenticate(request)
     const page = await relatedPage(app, related, id, callerOf(request), request.query as Query, async () => { await options.parent(request, id) }, readsAsOf(app, request))
     return sendList(request, reply, page)

@@ -6,10 +6,11 @@ import type { AccessUser, AuthRule } from '../plugins/auth.js'
 import { requireAuth } from '../plugins/auth.js'
 import { callerNeeded } from '../rules/resource.js'
 import { servedResourceOf } from '../rules/served-resources.js'
-import { BulkAnswer, IdParams, ItemQuery, ListOf, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
+import { ItemQuery, ListOf, NoContent, NotModified, WriteQuery, errors } from '../schema/common.js'
 import { validatorCompiler } from '../plugins/ajv.js'
 import { badRequest, notFound } from '../schema/errors.js'
 import { Type } from '@sinclair/typebox'
+import { keyParams, keySchema, type Key } from '../schema/keys.js'
 import { parentOf, pluralOf, servedRelations } from '../schema/relation-targets.js'
 import type { AccessRule, Resource } from '../schema/resource.js'
 import { etagOf, ifMatch, sendEntity } from './conditional.js'
@@ -21,7 +22,7 @@ const isEmptyBody = (body: unknown): boolean =>
   body === undefined || (typeof body === 'object' && body !== null && !Array.isArray(body) && Object.keys(body).length === 0)
 
 type Query = Record<string, unknown> & { fields?: string, include?: string }
-type Params = { id: number }
+type Params = { id: Key }
 
 /** The route's `config.auth` for a rule: who must be signed in (owner rules then look at the row). */
 function routeAuth (rule: AccessRule): AuthRule | undefined {
@@ -61,6 +62,14 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
   const under = resource.under === undefined ? undefined : served.find(({ relation }) => relation.name === resource.under?.relation)?.relation
   const underPath = under === undefined ? undefined : `/${pluralOf(under.target)}/:id/${plural}`
   const tags = [plural]
+  // `{id}` as each path's row is named: this resource's key, or its parent's (a built-in's: an integer).
+  const IdParams = keyParams(resource.keyType)
+  const paramsOf = (target: { resource?: Resource }) => keyParams(target.resource?.keyType ?? 'integer')
+  // A change or deletion by filter answers the keys of the rows, of the key's type.
+  const BulkAnswer = Type.Object({
+    count: Type.Integer({ minimum: 0, description: 'How many rows were changed (or deleted).' }),
+    ids: Type.Array(keySchema(resource.keyType), { description: 'Their ids, in ascending order.' })
+  }, { additionalProperties: false })
   const withAuth = (rule: AccessRule, transaction = false): NonNullable<RouteShorthandOptions['config']> => {
     const config: Record<string, unknown> = {}
     const authRule = routeAuth(rule)
@@ -107,12 +116,13 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         config: withAuth(auth.read),
         publicParent: auth.read === 'public',
         related,
+        params: IdParams,
         parent: async (request, id) => { if (!await model.readable(userOf(request), id, { readsAs: readsAsOf(app, request) })) throw notFound(resource.name) }
       })
     }
 
     /** A page of the list as `query` asks, narrowed to the rows of one row of a relation's target when `under` is given. */
-    const listed = async (request: FastifyRequest, reply: FastifyReply, under?: { relation: string, id: number }) => {
+    const listed = async (request: FastifyRequest, reply: FastifyReply, under?: { relation: string, id: Key }) => {
       const query = request.query as Query
       const shape = await includes(request, query)
       const page = await model.list(await reader(request), { ...query, fields: shape.fields }, { under, readsAs: readsAsOf(app, request) })
@@ -136,7 +146,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       const properties = Object.fromEntries(Object.entries(schemas.listQuery.properties).filter(([name]) => !keyFilters.includes(name)))
       app.get(`/${pluralOf(relation.target)}/:id/${plural}`, {
         config: withAuth(auth.read),
-        schema: { tags, summary: `List the ${plural} of a ${relation.target.name}`, params: IdParams, querystring: { ...schemas.listQuery, properties }, response: { 200: schemas.list, ...errors(400, 401, 403, 404, 429) } }
+        schema: { tags, summary: `List the ${plural} of a ${relation.target.name}`, params: paramsOf(relation.target), querystring: { ...schemas.listQuery, properties }, response: { 200: schemas.list, ...errors(400, 401, 403, 404, 429) } }
       }, async (request, reply) => listed(request, reply, { relation: name, id: (request.params as Params).id }))
     }
 
@@ -177,7 +187,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       app.post(underPath ?? `/${plural}`, {
         config: { ...createConfig(rule), ...bulk ? { openapi: { body: Type.Union([schemas.create, Type.Array(schemas.create, { minItems: 1, maxItems: app.tandemConfig.bulkMaxItems })]), responses: { 201: Type.Union([schemas.item, batch], { description: 'The row; for an array, `{"data": [...]}`: the rows in the order given' }) } } } : {} },
         validatorCompiler: bodyValidator,
-        schema: { tags, summary: resource.create?.summary ?? (under === undefined ? `Create a ${resource.name}` : `Create a ${resource.name} of a ${under.target.name}`), ...bulk ? { description: `An array of up to ${app.tandemConfig.bulkMaxItems} items creates them all in one transaction, or none: 201 with \`{"data": [...]}\` in the order given; an item refused answers as one create would, its \`field\` naming the item (\`[3].name\`).` } : {}, ...under === undefined ? {} : { params: IdParams }, querystring: WriteQuery, body: schemas.create, response: { 201: schemas.item, ...errors(400, 401, 403, ...under === undefined ? [] : [404], 409, 413, 415, 422, 429) } }
+        schema: { tags, summary: resource.create?.summary ?? (under === undefined ? `Create a ${resource.name}` : `Create a ${resource.name} of a ${under.target.name}`), ...bulk ? { description: `An array of up to ${app.tandemConfig.bulkMaxItems} items creates them all in one transaction, or none: 201 with \`{"data": [...]}\` in the order given; an item refused answers as one create would, its \`field\` naming the item (\`[3].name\`).` } : {}, ...under === undefined ? {} : { params: paramsOf(under.target) }, querystring: WriteQuery, body: schemas.create, response: { 201: schemas.item, ...errors(400, 401, 403, ...under === undefined ? [] : [404], 409, 413, 415, 422, 429) } }
       }, async (request, reply) => {
         const parent = under === undefined ? undefined : (request.params as Params).id
         const caller = rule === 'public' ? undefined : request.user
@@ -192,7 +202,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         // The new row's own path: `/api/v1/comments/7` for `POST /api/v1/posts/1/comments`.
         const path = (request.url.split('?')[0] ?? '').replace(/\/$/, '')
         const collection = under === undefined ? path : `${path.split('/').slice(0, -3).join('/')}/${plural}`
-        return written(reply.code(201).header('location', `${collection}/${row.id}`), row)
+        return written(reply.code(201).header('location', `${collection}/${encodeURIComponent(String(row.id))}`), row)
       })
     }
 

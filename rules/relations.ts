@@ -2,6 +2,7 @@
 // the same read rules in its statement, graphql/relations.ts): each target's read rule narrows its
 // rows to the caller's own when it is an owner rule, and its field rules show them as the caller may see them.
 import type { FastifyInstance } from 'fastify'
+import type { Key } from '../schema/keys.js'
 import type { Db } from '../db/connect.js'
 import { paginate, type ListPage, type Row } from '../db/pagination.js'
 import { reading } from '../db/replicas.js'
@@ -36,7 +37,7 @@ export async function loadRelated (db: Db, rows: Row[], relations: readonly Rela
  * caller's rows when the target's read rule is an owner rule, and shown by its field rules. `readsAs`:
  * whose writes the read must see (`RoutingOptions`), the caller's by default.
  */
-export async function relatedPage (app: FastifyInstance, related: RelationData, id: number, caller: AccessUser | undefined, query: ListRequest, parentReadable: () => Promise<void>, readsAs = caller?.sub): Promise<ListPage> {
+export async function relatedPage (app: FastifyInstance, related: RelationData, id: Key, caller: AccessUser | undefined, query: ListRequest, parentReadable: () => Promise<void>, readsAs = caller?.sub): Promise<ListPage> {
   const { relation, list } = related
   if (query.include !== undefined && query.include !== '') throw badRequest('cannot include relations in a related list', 'include')
   const searchable = list.filters?.q !== undefined

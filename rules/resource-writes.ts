@@ -1,6 +1,7 @@
 // The writes of a declared resource with its hooks and actions, the same for every transport: the
 // data layer opens the transaction, and the declaration's business rules run inside it.
 import type { FastifyInstance } from 'fastify'
+import type { Key } from '../schema/keys.js'
 import type { Db } from '../db/connect.js'
 import { fromDatabaseError, refersToNothing } from '../db/errors.js'
 import type { Precondition } from '../db/locked-write.js'
@@ -49,32 +50,32 @@ export interface ResourceWrites {
    * `afterCreate`; or, for a declaration's own `create`, its `run` with the body, in the create's transaction.
    * `under` is the parent's id of a resource that lives under one (its key's value; 404 naming the parent when there is none).
    */
-  create: (db: WriteDb, caller: AccessUser | undefined, body: Values, env: WriteEnvironment, under?: number) => Promise<Row>
+  create: (db: WriteDb, caller: AccessUser | undefined, body: Values, env: WriteEnvironment, under?: Key) => Promise<Row>
   /**
    * Changes the row with a body's values (write-only inputs to the hooks; `check`, the transport's
    * `If-Match`, runs on the row locked first, once the rules allow the change); undefined when there is no such row.
    */
-  update: (db: WriteDb, id: number, caller: AccessUser | undefined, body: Values, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
+  update: (db: WriteDb, id: Key, caller: AccessUser | undefined, body: Values, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
   /**
    * Creates a row from each body, in one transaction (`beforeCreateMany` first), each as `create`
    * would: the rows in the order given. The first item refused ends the batch, nothing written, with
    * its error's `field` naming the item (`[3].name`).
    */
-  createMany: (db: WriteDb, caller: AccessUser | undefined, bodies: readonly Values[], env: WriteEnvironment, under?: number) => Promise<Row[]>
+  createMany: (db: WriteDb, caller: AccessUser | undefined, bodies: readonly Values[], env: WriteEnvironment, under?: Key) => Promise<Row[]>
   /**
    * Changes, in one transaction, each row `find` locks in it (ids, in the order to change them), as
    * `update` would (the owner check on the row, the update hooks): the rows as they now are.
    */
-  updateMany: (db: WriteDb, caller: AccessUser | undefined, find: (trx: Db) => Promise<readonly number[]>, body: Values, env: WriteEnvironment) => Promise<Row[]>
+  updateMany: (db: WriteDb, caller: AccessUser | undefined, find: (trx: Db) => Promise<readonly Key[]>, body: Values, env: WriteEnvironment) => Promise<Row[]>
   /** Deletes, in one transaction, each row `find` locks in it, as `remove` would: the rows as they were. */
-  removeMany: (db: Db, caller: AccessUser | undefined, find: (trx: Db) => Promise<readonly number[]>, env: WriteEnvironment) => Promise<Row[]>
+  removeMany: (db: Db, caller: AccessUser | undefined, find: (trx: Db) => Promise<readonly Key[]>, env: WriteEnvironment) => Promise<Row[]>
   /** Deletes the row (`check` runs on it locked first, as for `update`): the row as it was, or undefined when there was none. */
-  remove: (db: Db, id: number, caller: AccessUser | undefined, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
+  remove: (db: Db, id: Key, caller: AccessUser | undefined, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
   /**
    * Runs the declared action `name` on the locked row once its rule allows `caller` (and `check`, the
    * transport's `If-Match`, passes): the row as the action leaves it, or undefined when there is no such row.
    */
-  act: (db: Db, name: string, id: number, caller: AccessUser | undefined, input: Values, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
+  act: (db: Db, name: string, id: Key, caller: AccessUser | undefined, input: Values, check: Precondition<Row> | undefined, env: WriteEnvironment) => Promise<Row | undefined>
 }
 
 /** A change refused on a row its caller may not read: answered as no such row. */
@@ -171,7 +172,7 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
   // for, so a caller who may not change it learns nothing of whether it exists (403, or, where the
   // read rule hides another's row, 404, whether it exists or not).
   const ownedByKey = resource.owner === resource.key
-  const mayChangeId = (action: string, caller: AccessUser | undefined, id: number): void => {
+  const mayChangeId = (action: string, caller: AccessUser | undefined, id: Key): void => {
     if (ownedByKey) mayChange(action, caller, { [resource.key]: id })
   }
   // The rules first, then the transport's `If-Match`.
@@ -209,7 +210,7 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
       }
 
   /** A create's values: the body's columns, the owner, the parent's key, then `prepareCreate` (on `app.db`, before the write's transaction). */
-  const prepared = async (writeDb: WriteDb, caller: AccessUser | undefined, body: Values, env: WriteEnvironment, under: number | undefined): Promise<{ values: Values, input: Values }> => {
+  const prepared = async (writeDb: WriteDb, caller: AccessUser | undefined, body: Values, env: WriteEnvironment, under: Key | undefined): Promise<{ values: Values, input: Values }> => {
     const { values: columns, input } = splitInputs(resource, body)
     const given = createdValues(resource, caller, columns)
     if (resource.under !== undefined) given[resource.under.key] = under

@@ -16,6 +16,7 @@ import type { JsonObject } from '../db/relations.js'
 import { mayMatchField, narrowFilters, shownRow, shownRows, withOwnerColumn } from './field-rules.js'
 import { announce, callerNeeded, forbidsOthersRows, mayRead, readableOwner, readRefused, replacedValues } from './resource.js'
 import { checkInput } from './checked-input.js'
+import { parseKey, type Key, type KeyType } from '../schema/keys.js'
 import { itemError, resourceWrites, type WriteDb } from './resource-writes.js'
 
 /**
@@ -46,9 +47,9 @@ export interface ListOptions extends RoutingOptions {
    * no such row; when the key is the owner column and the caller's read rule shows them their own rows
    * only, another owner's rows are refused (403).
    */
-  under?: { relation: string, id: number } | undefined
+  under?: { relation: string, id: Key } | undefined
   /** The parent's id, for a resource that lives under one (`under`): `under` with that relation. */
-  parent?: number | undefined
+  parent?: Key | undefined
   /**
    * The rows of one owner only: 404 naming the owner's resource when there is none. A caller whose read
    * rule narrows them to their own rows asks another's: 403.
@@ -86,7 +87,7 @@ export interface WriteOptions {
 
 export interface CreateOptions extends Omit<WriteOptions, 'check'> {
   /** The parent's id, for a resource that lives under one (`under`): 404 naming the parent when there is none. */
-  parent?: number | undefined
+  parent?: Key | undefined
 }
 
 /** What a bulk write may be given: the database, and how to run what waits for the commit (see `WriteOptions`). */
@@ -95,7 +96,7 @@ export type BulkOptions = Omit<WriteOptions, 'check'>
 /** What a change or a deletion by filter did: how many rows, and their keys (in key order). */
 export interface BulkResult {
   count: number
-  ids: number[]
+  ids: Key[]
 }
 
 /**
@@ -117,9 +118,9 @@ export interface ServedResource<R extends object = Row> {
    */
   rowsAsJson: (caller: Caller, query: Pick<ListRequest, 'limit' | 'offset'>, object: JsonObject, options?: RoutingOptions) => Promise<string | undefined>
   /** The row whose key is `id` as `caller` may see it; undefined when there is none, or it is hidden from them. */
-  get: (caller: Caller, id: number, options?: ReadOptions) => Promise<R | undefined>
+  get: (caller: Caller, id: Key, options?: ReadOptions) => Promise<R | undefined>
   /** Whether `caller` may read the row whose key is `id` (it is there, and not hidden from them). */
-  readable: (caller: Caller, id: number, options?: RoutingOptions) => Promise<boolean>
+  readable: (caller: Caller, id: Key, options?: RoutingOptions) => Promise<boolean>
   /** Creates a row from `body`, the owner set to the caller: the row as written, whole (its caller wrote it). */
   create: (caller: Caller, body: Readonly<Record<string, unknown>>, options?: CreateOptions) => Promise<R>
   /**
@@ -139,13 +140,13 @@ export interface ServedResource<R extends object = Row> {
   /** Deletes every row the declared `filters` find, as `updateWhere` changes them (`bulk.delete`, the rules and hooks of `remove`). */
   removeWhere: (caller: Caller, filters: Readonly<Record<string, unknown>>, options?: BulkOptions) => Promise<BulkResult>
   /** Changes the fields `values` gives (PATCH): the row as `caller` may see it, or undefined when there is none for them. */
-  update: (caller: Caller, id: number, values: Readonly<Record<string, unknown>>, options?: WriteOptions) => Promise<R | undefined>
+  update: (caller: Caller, id: Key, values: Readonly<Record<string, unknown>>, options?: WriteOptions) => Promise<R | undefined>
   /** Replaces every writable field (PUT: those left out are null). */
-  replace: (caller: Caller, id: number, body: Readonly<Record<string, unknown>>, options?: WriteOptions) => Promise<R | undefined>
+  replace: (caller: Caller, id: Key, body: Readonly<Record<string, unknown>>, options?: WriteOptions) => Promise<R | undefined>
   /** Deletes the row: the row as it was, or undefined when there was none for them. */
-  remove: (caller: Caller, id: number, options?: WriteOptions) => Promise<R | undefined>
+  remove: (caller: Caller, id: Key, options?: WriteOptions) => Promise<R | undefined>
   /** Runs the declared action `name`: the row as the action leaves it, or undefined when there is none for them. */
-  act: (caller: Caller, name: string, id: number, input?: Readonly<Record<string, unknown>>, options?: WriteOptions) => Promise<R | undefined>
+  act: (caller: Caller, name: string, id: Key, input?: Readonly<Record<string, unknown>>, options?: WriteOptions) => Promise<R | undefined>
   /**
    * What a subscriber `caller` hears of the events (refused as a read is when the read rule does not
    * admit them): whether an event's row, as its write left it, is one they may read and whose fields
@@ -158,7 +159,7 @@ export interface ServedResource<R extends object = Row> {
 /** The rows one list is of: those whose key the filter `filter` gives `id`, which names a row of `target`. */
 interface Restriction {
   filter: string
-  id: number
+  id: Key
   target: RelationTarget | undefined
   /** Whether the key is the owner column: a caller narrowed to their own rows asks for another's. */
   ofOwner: boolean
@@ -172,10 +173,15 @@ function sameValue (actual: unknown, wanted: unknown): boolean {
 /** The served resource of a declaration, its row typed from the representation. */
 export type ServedResourceOf<T> = T extends Resource<infer S extends TObject> ? ServedResource<Static<S> & object> : never
 
-/** An id from a host's code as a transport's schema would have it: a positive safe integer, else the 400 naming it (never a database error). */
-function checkedId (id: unknown, field = 'id'): number {
-  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) throw badRequest(`${field} must be a positive integer id`, field)
-  return id
+/**
+ * A key from a host's code as a transport's schema would have it, of the key type of the rows it names
+ * (a positive safe integer, a bigint's text, a UUID, text), else the 400 naming it: never a database
+ * error (PostgreSQL refuses a malformed uuid with 22P02). An integer key is taken as a number only, as
+ * it always was.
+ */
+function checkedKey (type: KeyType, id: unknown, field = 'id'): Key {
+  if (type === 'integer' && typeof id !== 'number') throw badRequest(`${field} must be a positive integer id`, field)
+  return parseKey(type, id, field)
 }
 
 /** Refuses `caller` unless `rule` admits them before the row is looked at: 401 without a user, 403 for a non-admin under `admin`. */
@@ -195,7 +201,8 @@ export function admitted (rule: AccessRule | false | undefined, caller: Caller, 
 export function serveResource (app: FastifyInstance, resource: Resource, resources: readonly Resource[] = [resource]): ServedResource {
   const data: ResourceData = resourceData(resource)
   const writes = resourceWrites(resource, data, resources)
-  const { auth, key, name, plural } = resource
+  const { auth, key, name, plural, keyType } = resource
+  const checkedId = (id: unknown, field = 'id'): Key => checkedKey(keyType, id, field)
   const rules = resource.fieldRules
   const search = resource.search ?? []
   const filterNames = [...resource.filters.map(({ name }) => name), ...search.length > 0 ? ['q'] : []]
@@ -210,6 +217,8 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
   const ownerFilter = resource.filters.find(({ field, op }) => field === ownerColumn && op === '=')?.name ?? OWNER_FILTER
   // Each relation the rows are listed under: the filter naming one target's rows, the target (for the 404).
   const listedUnder = new Map(resource.listedUnder.map((listed) => [listed.relation, { ...listed, target: relations.find(({ name }) => name === listed.relation)?.target }]))
+  // The key type of the row the resource lives under (`under`), which a create names.
+  const parentKeyType = (resource.under === undefined ? undefined : listedUnder.get(resource.under.relation)?.target?.resource?.keyType) ?? 'integer'
 
   /** The rows one list is of (`ListOptions`): the filter that names them, the row's id, its table and name for the 404. */
   const restrictionOf = (options: ListOptions): Restriction | undefined => {
@@ -218,11 +227,13 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
     if (relation !== undefined) {
       const listed = listedUnder.get(relation)
       if (listed === undefined) throw new Error(`${name} is not listed under ${relation}`)
-      return { filter: listed.filter, id: checkedId(under?.id ?? parent, under === undefined ? 'parent' : 'id'), target: listed.target, ofOwner: listed.key === ownerColumn }
+      // The row they are listed under is named by its own key's type (a built-in's: an integer).
+      const id = checkedKey(listed.target?.resource?.keyType ?? 'integer', under?.id ?? parent, under === undefined ? 'parent' : 'id')
+      return { filter: listed.filter, id, target: listed.target, ofOwner: listed.key === ownerColumn }
     }
     if (owner === undefined) return undefined
     if (ownerColumn === undefined) throw new Error(`${name} has no owner to list the rows of`)
-    return { filter: ownerFilter, id: checkedId(owner, 'owner'), target: ownerTarget, ofOwner: true }
+    return { filter: ownerFilter, id: checkedKey('integer', owner, 'owner'), target: ownerTarget, ofOwner: true }
   }
 
   /** The filters of a list `caller` asks: the declared ones given, narrowed by the read rule and the field rules. */
@@ -263,13 +274,13 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
     return filters
   }
   /** Locks the rows `filters` find, refusing more than `bulkMaxItems` of them before anything changes. */
-  const lockingWhere = (filters: Record<string, unknown>) => async (trx: Db): Promise<number[]> => {
+  const lockingWhere = (filters: Record<string, unknown>) => async (trx: Db): Promise<Key[]> => {
     const max = bulkMax()
     const ids = await data.lockWhere(trx, filters, max + 1)
     if (ids.length > max) throw unprocessable(`more than ${max} ${plural} match these filters: narrow them (at most ${max} rows are changed at once)`)
     return ids
   }
-  const bulkResult = (rows: readonly Row[]): BulkResult => ({ count: rows.length, ids: rows.map((row) => Number(row[key])) })
+  const bulkResult = (rows: readonly Row[]): BulkResult => ({ count: rows.length, ids: rows.map((row) => row[key] as Key) })
 
   /** Runs `fn` once the write has committed: at once, or when the caller's transaction commits. */
   const afterCommitOf = (options: WriteOptions | CreateOptions) => (fn: () => void): void => {
@@ -318,7 +329,7 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
     },
     async get (caller, id, options = {}) {
       admitted(auth.read, caller, `read of ${name}`)
-      checkedId(id)
+      id = checkedId(id)
       const owner = readableOwner(resource, caller)
       const read = withOwnerColumn(rules, options.fields, key)
       const row = await reading(app.db, caller?.sub ?? options.readsAs, async (db) => {
@@ -335,14 +346,14 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
     async readable (caller, id, options = {}) {
       admitted(auth.read, caller, `read of ${name}`)
       const owner = readableOwner(resource, caller)
-      checkedId(id)
+      id = checkedId(id)
       return await reading(app.db, caller?.sub ?? options.readsAs, (db) => data.find(db, id, key, owner)) !== undefined
     },
     async create (caller, body, options = {}) {
       admitted(auth.create, caller, `create of ${name}`)
       // Whoever calls, a body is the declaration's: checked here too, never written as it came.
-      if (options.parent !== undefined) checkedId(options.parent, 'parent')
-      const row = await writes.create(options.db ?? app.db, caller, checkInput(resource.schemas.create, body), environment(options), options.parent)
+      const parent = options.parent === undefined ? undefined : checkedKey(parentKeyType, options.parent, 'parent')
+      const row = await writes.create(options.db ?? app.db, caller, checkInput(resource.schemas.create, body), environment(options), parent)
       afterCommitOf(options)(() => { announce(app, resource, 'created', row) })
       return row
     },
@@ -351,7 +362,7 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
       if (!resource.bulk.create) throw badRequest(`${plural} are created one at a time: send one object`)
       const max = bulkMax()
       if (!Array.isArray(bodies) || bodies.length === 0 || bodies.length > max) throw badRequest(`a batch takes 1 to ${max} items`)
-      if (options.parent !== undefined) checkedId(options.parent, 'parent')
+      const parent = options.parent === undefined ? undefined : checkedKey(parentKeyType, options.parent, 'parent')
       // Every body is checked before anything is written: the first refused decides.
       const checked = bodies.map((body, index) => {
         try {
@@ -361,7 +372,7 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
           throw itemError(index, error)
         }
       })
-      const rows = await writes.createMany(options.db ?? app.db, caller, checked, environment(options), options.parent)
+      const rows = await writes.createMany(options.db ?? app.db, caller, checked, environment(options), parent)
       afterCommitOf(options)(() => { for (const row of rows) announce(app, resource, 'created', row) })
       return rows
     },

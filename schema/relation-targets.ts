@@ -3,6 +3,7 @@ import { Comment } from './comments.js'
 import { pluralName } from './plural.js'
 import { Post } from './posts.js'
 import type { AccessRule, FieldRules, Resource } from './resource.js'
+import type { KeyType } from './keys.js'
 import { User, userFieldRules } from './users.js'
 
 /** A resource a declared relation may reach: a declared one, or a built-in one by its name. */
@@ -56,7 +57,16 @@ export interface Relation {
   route?: boolean
   /** False: REST's `include=` does not offer it. */
   include?: boolean
+  /**
+   * The type of the keys the rows are found by: a belongsTo's target's key, any other's the key of the
+   * resource it is a relation of. Left out: integer (the built-ins').
+   */
+  keyType?: KeyType
 }
+
+/** `{ keyType }` of a resource whose key is not an integer; nothing for an integer key or a built-in target. */
+const keyTypeOf = (resource: Resource | undefined): { keyType?: KeyType } =>
+  resource === undefined || resource.keyType === 'integer' ? {} : { keyType: resource.keyType }
 
 /** The path segment of a relation's target: a declared resource's plural, or a built-in one's (`posts`). */
 export const pluralOf = (target: RelationTarget): string => target.resource?.plural ?? pluralName(target.name)
@@ -101,7 +111,7 @@ export function resolveRelations (resource: Resource, resources: readonly Resour
     if ((kind === 'hasMany' || kind === 'hasOne') && !Object.hasOwn(target.item.properties, declared.key)) {
       throw new Error(`${where}: ${targetName} has no field ${JSON.stringify(declared.key)} to find them by`)
     }
-    const relation: Relation = { name, kind, target, key: declared.key, list: kind === 'hasMany' || kind === 'manyToMany' }
+    const relation: Relation = { name, kind, target, key: declared.key, list: kind === 'hasMany' || kind === 'manyToMany', ...keyTypeOf(kind === 'belongsTo' ? target.resource : resource) }
     if ('through' in declared) Object.assign(relation, { through: declared.through, otherKey: declared.otherKey })
     // The rows a relation lives under are always there: `under` is `required` (defineResource refuses `required: false` with it).
     if ('belongsTo' in declared && (declared.required === true || (declared.under === 'only' || declared.under === 'one'))) {
@@ -153,14 +163,16 @@ export function inverseRelations (name: string, resources: readonly Resource[]):
       const back = targets.get(resource.name) as RelationTarget
       checkReadable(back, where)
       const common = { name: declared.inverse, target: back, inverseOf: resource }
+      // Found by the key of `name`'s rows, but for a belongsTo back, by the declaring resource's.
+      const ownKeys = keyTypeOf(target.resource)
       if ('manyToMany' in declared) {
-        added.push({ ...common, kind: 'manyToMany', key: declared.otherKey, through: declared.through, otherKey: declared.key, list: true })
+        added.push({ ...common, kind: 'manyToMany', key: declared.otherKey, through: declared.through, otherKey: declared.key, list: true, ...ownKeys })
       } else if ('belongsTo' in declared) {
         // The way back to rows listed under this resource is their own list's path: no route of its own.
         const route = listedUnder(resource, name, declared.key, declared.inverse) ? { route: false } : {}
-        added.push({ ...common, kind: 'hasMany', key: declared.key, list: true, ...route })
+        added.push({ ...common, kind: 'hasMany', key: declared.key, list: true, ...route, ...ownKeys })
       } else {
-        added.push({ ...common, kind: 'belongsTo', key: declared.key, list: false })
+        added.push({ ...common, kind: 'belongsTo', key: declared.key, list: false, ...keyTypeOf(resource) })
       }
     }
     if (resource.singularOf === name) {
@@ -170,7 +182,7 @@ export function inverseRelations (name: string, resources: readonly Resource[]):
       const back = targets.get(resource.name) as RelationTarget
       checkReadable(back, where)
       // The parent's one row of it, found by its key.
-      added.push({ name: resource.name, kind: 'hasOne', key: resource.key, target: back, inverseOf: resource, list: false })
+      added.push({ name: resource.name, kind: 'hasOne', key: resource.key, target: back, inverseOf: resource, list: false, ...keyTypeOf(target.resource) })
     }
   }
   return added

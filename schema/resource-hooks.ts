@@ -1,6 +1,7 @@
 // What a declared resource does beyond CRUD: hooks inside its writes, and actions on one row.
 // The rules layer runs them (rules/resource-writes.ts) inside the transaction the data layer opens.
 import type { TObject } from '@sinclair/typebox'
+import type { Key } from './keys.js'
 import type { FastifyInstance } from 'fastify'
 import type { Db } from '../db/connect.js'
 import type { AccessUser } from '../plugins/auth.js'
@@ -88,7 +89,7 @@ export interface ResourceHooks<Row = Values, Creator extends WriteCaller = Write
    */
   prepareCreate?: (context: PrepareContext<Row, Creator>) => Returns<Values>
   /** As `prepareCreate`, before an update's transaction (`id` is the row's; owner rules are checked later, on the locked row). */
-  prepareUpdate?: (context: PrepareContext<Row, AccessUser> & { id: number }) => Returns<Values>
+  prepareUpdate?: (context: PrepareContext<Row, AccessUser> & { id: Key }) => Returns<Values>
   beforeCreate?: (context: WriteContext<Creator> & { values: WriteValues<Row>, input: Readonly<Values> }) => Returns<Values>
   afterCreate?: (context: WriteContext<Creator> & { values: WriteValues<Row>, input: Readonly<Values>, row: Row }) => Returns<Row>
   beforeUpdate?: (context: WriteContext<AccessUser> & { values: WriteValues<Row>, input: Readonly<Values>, current: Row }) => Returns<Values>

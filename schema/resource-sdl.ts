@@ -1,6 +1,7 @@
 import { KindGuard, type TSchema } from '@sinclair/typebox'
 import { parentOf, resolveRelations, type Relation, type RelationTarget } from './relation-targets.js'
 import { acceptsNull, nonNull, type Resource, type ResourceFilter } from './resource.js'
+import { keyTypeOf, type KeyType } from './keys.js'
 
 /** `owner_id` → `ownerId`: GraphQL names of a declared resource's REST fields. */
 export const camelCase = (name: string): string => name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
@@ -73,6 +74,28 @@ function enumsSdl (resource: Resource): string[] {
 }
 
 /**
+ * Whether a field is an `ID`: the resource's key and the key of each of its belongsTo relations,
+ * whatever their key type, and any other integer, bigint or uuid field named `id` or `…_id`
+ * (a text `…_id` that names no row, a code, stays `String`).
+ */
+export function isIdField (resource: Resource, field: string, declared = resource.representation.properties[field] as TSchema): boolean {
+  const type = keyTypeOf(nonNull(declared))
+  if (typeof type !== 'string') return false
+  if (type !== 'text' && (field === 'id' || field.endsWith('_id'))) return true
+  return declared === resource.representation.properties[field] &&
+    (field === resource.key || Object.values(resource.relations ?? {}).some((relation) => 'belongsTo' in relation && relation.key === field))
+}
+
+/**
+ * The key type of an `ID` field (see `isIdField`): what its text is parsed as. An integer's for any
+ * other field.
+ */
+export function idTypeOf (declared: TSchema | undefined): KeyType {
+  const type = keyTypeOf(declared === undefined ? undefined : nonNull(declared))
+  return typeof type === 'string' ? type : 'integer'
+}
+
+/**
  * A field's GraphQL type without `!`: ids (`id`, `…_id`) are `ID`, date-times `DateTime`, dates `Date`,
  * TypeBox enums an enum of the type (`TaskStatus`, see `enumOf`). `declared` is its schema, when not the
  * representation's (an action's input): an enum there is the field's own when its values are the same, else `String`.
@@ -84,7 +107,8 @@ export function scalarOf (resource: Resource, field: string, declared = resource
     return own !== undefined && own.values.length === values.length && values.every((value) => own.values.includes(value)) ? own.name : 'String'
   }
   const schema = nonNull(declared) as { type?: unknown, format?: unknown, enum?: unknown }
-  if (schema.type === 'integer') return field === 'id' || field.endsWith('_id') ? 'ID' : 'Int'
+  if (isIdField(resource, field, declared)) return 'ID'
+  if (schema.type === 'integer') return 'Int'
   if (schema.type === 'number') return 'Float'
   if (schema.type === 'boolean') return 'Boolean'
   if (schema.type === 'string') return schema.format === 'date-time' ? 'DateTime' : schema.format === 'date' ? 'Date' : 'String'

@@ -7,6 +7,7 @@ import type { AttemptKind } from '../plugins/rate-limit.js'
 import { pluralName } from './plural.js'
 import { checkDeclarationShape } from './resource-declaration.js'
 import { checkBehaviour, type ActionDeclaration, type CreateDeclaration, type ResourceHooks, type WriteCaller } from './resource-hooks.js'
+import { keyTypeOf, type KeyType } from './keys.js'
 
 /** Who may do something to a declared resource. `owner` rules look at the declaration's `owner` column. */
 export type AccessRule = 'public' | 'authenticated' | 'admin' | 'owner' | 'ownerOrAdmin'
@@ -382,6 +383,13 @@ export interface Resource<R extends TObject = TObject> {
   readonly table: string
   /** The column that names a row: `id`, or a singular resource's declared `key`. */
   readonly key: string
+  /**
+   * The type of the key, read from its schema in the representation: `Type.Integer()` (integer),
+   * `Type.String({ format: 'int64' })` (bigint, shown as its decimal text), `Type.String({ format:
+   * 'uuid' })` (uuid), `Type.String()` (text). Paths, cursors, filters, relations and GraphQL `ID`s
+   * take and give keys of this type.
+   */
+  readonly keyType: KeyType
   /** Columns of the representation, the key first (its loaded fields are not columns). */
   readonly columns: readonly string[]
   /** The representation's fields that are loaded rather than read from the table. */
@@ -594,6 +602,9 @@ function checkSingular<R extends TObject, C extends AccessRule | false> (declara
  * const labels = defineResource({ name: 'label', table: 'labels', representation, generated: ['id', 'created_at'], owner: 'owner_id', writable: ['name', 'color'] })
  */
 export function defineResource<R extends TObject, C extends AccessRule | false = 'authenticated'> (declaration: ResourceDeclaration<R, C>): Resource<R> {
+  // A key of several columns has no one value a path, a cursor or an `ID` could name a row by.
+  const composite: unknown = (declaration as { key?: unknown }).key
+  if (Array.isArray(composite)) check(false, declaration, `a composite key (${composite.map(String).join(', ')}) cannot be served: give the table a key of one column (integer, bigint, uuid or text)`)
   // Every option's type first: what follows looks across options only.
   checkDeclarationShape(declaration)
   const { name, table, representation } = declaration
@@ -614,6 +625,8 @@ export function defineResource<R extends TObject, C extends AccessRule | false =
   const loaded = Object.keys(declaration.loaded ?? {})
   const columns = fields.filter((field) => !loaded.includes(field))
   check(properties[key] !== undefined, declaration, 'the representation needs an `id`')
+  const keyType = keyTypeOf(properties[key])
+  if (typeof keyType !== 'string') check(false, declaration, `the key ${key} is ${keyType.refused}, which cannot name a row: a key is Type.Integer() (integer), Type.String({ format: 'int64' }) (bigint), Type.String({ format: 'uuid' }) (uuid) or Type.String() (text)`)
   const known = (list: readonly string[] | undefined, what: string) => {
     for (const field of list ?? []) check(Object.hasOwn(properties, field), declaration, `${what} names ${field}, which is not in the representation`)
   }
@@ -755,7 +768,7 @@ export function defineResource<R extends TObject, C extends AccessRule | false =
     [field, fieldRules?.fields[field] === undefined || acceptsNull(schema) ? schema : Type.Union([schema, Type.Null()])]))
   const rest = answered(fields.filter((field) => field !== key))
   // `fields=` never leaves out the key: a row is always named.
-  const selection = key === 'id' ? Selectable(rest) : Type.Composite([Type.Object({ [key]: properties[key] as TSchema }), Type.Partial(Type.Object(rest))])
+  const selection = key === 'id' && keyType === 'integer' ? Selectable(rest) : Type.Composite([Type.Object({ [key]: properties[key] as TSchema }), Type.Partial(Type.Object(rest))])
   const filterDescriptions = Array.isArray(declaration.filters) ? {} : declaration.filters as Readonly<Record<string, FilterDeclaration>> | undefined ?? {}
   const filterParameters = Object.fromEntries(filters.map((filter) => [filter.name, Type.Optional(filterSchema(filter, properties[filter.field] as TSchema, filterDescriptions[filter.name]?.description))]))
   const sort = [...new Set([key, ...(declaration.sort ?? [])])]
@@ -767,6 +780,7 @@ export function defineResource<R extends TObject, C extends AccessRule | false =
     plural,
     table,
     key,
+    keyType,
     columns,
     loaded,
     auth: Object.freeze(auth),
