@@ -2,8 +2,8 @@ import type { TObject } from '@sinclair/typebox'
 import { Comment } from './comments.js'
 import { pluralName } from './plural.js'
 import { Post } from './posts.js'
-import type { AccessRule, FieldRules, Resource } from './resource.js'
-import type { KeyType } from './keys.js'
+import { nonNull, type AccessRule, type FieldRules, type Resource } from './resource.js'
+import { keyTypeOf as fieldKeyType, type KeyType } from './keys.js'
 import { User, userFieldRules } from './users.js'
 
 /** A resource a declared relation may reach: a declared one, or a built-in one by its name. */
@@ -112,6 +112,14 @@ export function resolveRelations (resource: Resource, resources: readonly Resour
       throw new Error(`${where}: ${targetName} has no field ${JSON.stringify(declared.key)} to find them by`)
     }
     const relation: Relation = { name, kind, target, key: declared.key, list: kind === 'hasMany' || kind === 'manyToMany', ...keyTypeOf(kind === 'belongsTo' ? target.resource : resource) }
+    // A key compared with keys of another type would find nothing, or fail in PostgreSQL: said at start.
+    if (kind !== 'manyToMany') {
+      const [field, schema, named] = kind === 'belongsTo'
+        ? [declared.key, resource.representation.properties[declared.key], target.resource?.keyType ?? 'integer']
+        : [declared.key, target.item.properties[declared.key], resource.keyType]
+      const type = schema === undefined ? undefined : fieldKeyType(nonNull(schema))
+      if (typeof type === 'string' && type !== named) throw new Error(`${where}: its key ${field} is ${type}, and the key it names is ${named}: declare ${field} with the schema of that key`)
+    }
     if ('through' in declared) Object.assign(relation, { through: declared.through, otherKey: declared.otherKey })
     // The rows a relation lives under are always there: `under` is `required` (defineResource refuses `required: false` with it).
     if ('belongsTo' in declared && (declared.required === true || (declared.under === 'only' || declared.under === 'one'))) {

@@ -5,7 +5,7 @@ import type { Generated } from 'kysely'
 import type { Db } from '../db/connect.js'
 import type { AttemptKind } from '../plugins/rate-limit.js'
 import { pluralName } from './plural.js'
-import { checkDeclarationShape } from './resource-declaration.js'
+import { checkDeclarationShape, NAME } from './resource-declaration.js'
 import { checkBehaviour, type ActionDeclaration, type CreateDeclaration, type ResourceHooks, type WriteCaller } from './resource-hooks.js'
 import { keyTypeOf, type KeyType } from './keys.js'
 
@@ -602,9 +602,10 @@ function checkSingular<R extends TObject, C extends AccessRule | false> (declara
  * const labels = defineResource({ name: 'label', table: 'labels', representation, generated: ['id', 'created_at'], owner: 'owner_id', writable: ['name', 'color'] })
  */
 export function defineResource<R extends TObject, C extends AccessRule | false = 'authenticated'> (declaration: ResourceDeclaration<R, C>): Resource<R> {
-  // A key of several columns has no one value a path, a cursor or an `ID` could name a row by.
-  const composite: unknown = (declaration as { key?: unknown }).key
-  if (Array.isArray(composite)) check(false, declaration, `a composite key (${composite.map(String).join(', ')}) cannot be served: give the table a key of one column (integer, bigint, uuid or text)`)
+  // A key of several columns has no one value a path, a cursor or an `ID` could name a row by. Said
+  // before the shape's check (which would call it no field name), naming the resource only when it is a name.
+  const { key: composite, name: given } = (typeof declaration === 'object' && declaration !== null ? declaration : {}) as { key?: unknown, name?: unknown }
+  if (Array.isArray(composite)) throw new Error(`defineResource(${typeof given === 'string' && NAME.test(given) ? JSON.stringify(given) : ''}): a composite key cannot be served: give the table a key of one column (integer, bigint, uuid or text)`)
   // Every option's type first: what follows looks across options only.
   checkDeclarationShape(declaration)
   const { name, table, representation } = declaration

@@ -285,9 +285,11 @@ t.test('a key that cannot be served is refused at start, naming the resource and
   t.throws(declare(Type.Boolean()), /defineResource\("widget"\): the key id is boolean/)
   t.throws(declare(Type.Union([Type.Integer(), Type.Null()])), /defineResource\("widget"\): the key id is a union/)
   t.throws(declare(Type.String({ format: 'date-time' })), /the key id is text of the format date-time/)
-  t.throws(declare(Type.Integer(), ['id', 'name']), /defineResource\("widget"\): a composite key \(id, name\) cannot be served/)
+  t.throws(declare(Type.Integer(), ['id', 'name']), /defineResource\("widget"\): a composite key cannot be served/)
   for (const served of [Type.Integer(), Type.String(), Type.String({ format: 'uuid' }), Type.String({ format: 'int64' })]) {
     t.doesNotThrow(declare(served), `${String(served.format ?? served.type)} is served`)
   }
+  const mismatched = defineResource({ ...tasks.declaration, representation: Type.Object({ ...tasks.representation.properties, project_id: Type.Integer() }) } as Parameters<typeof defineResource>[0])
+  t.throws(() => resourceSdl([projects, mismatched, tags]), /relation project: its key project_id is integer, and the key it names is uuid/, 'a relation\'s key of another type than the key it names')
   t.equal(defineResource({ name: 'widget', table: 'widgets', representation: Type.Object({ id: Type.String({ format: 'uuid' }) }), generated: ['id'], writable: [], auth: { create: false, update: false } }).keyType, 'uuid', 'the normalised key type')
 })
