@@ -208,6 +208,8 @@ t.test('a bigint key beyond 2^53 round-trips exactly, as text, in both styles an
   const graph = await graphql(app, `{ tag(id: "${BEYOND}") { id name tasks { id title tags { id } } } }`, { headers: ann.headers })
   t.same(graph.data, { tag: { id: BEYOND, name: 'urgent', tasks: [{ id: task.id, title: 'Dig', tags: [{ id: BEYOND }, { id: next.id }] }] } }, 'GraphQL: the ID exact, at every depth')
   t.same(errorCodes(await graphql(app, '{ tag(id: "1e3") { id } }', { headers: ann.headers })), ['BAD_USER_INPUT'], 'an ID that is no bigint')
+  const list = await graphql(app, '{ tags { id tasks { id tags { id } } } }', { headers: ann.headers })
+  t.same(list.data, { tags: [{ id: BEYOND, tasks: [{ id: task.id, tags: [{ id: BEYOND }, { id: next.id }] }] }, { id: next.id, tasks: [{ id: task.id, tags: [{ id: BEYOND }, { id: next.id }] }] }] }, 'a plain list (answered by the database alone) too')
 })
 
 t.test('GraphQL: IDs of a uuid and a text key, parsed by the key\'s type, in queries, connections, relations and mutations', async (t) => {
@@ -240,6 +242,8 @@ t.test('GraphQL: IDs of a uuid and a text key, parsed by the key\'s type, in que
   const nested = await ask(`{ project(id: "${garden.id}") { tasks { id title project { id } } } }`)
   t.same(nested.data, { project: { tasks: [{ id: task.id, title: 'Dig', project: { id: garden.id } }] } }, 'the inverse list and back, by uuid')
 
+  const plain = await ask('{ projects(limit: 5) { id tasks { id project { id } } } }')
+  t.same(plain.data?.projects.find(({ id }: { id: string }) => id === garden.id), { id: garden.id, tasks: [{ id: task.id, project: { id: garden.id } }] }, 'a plain list with its relations, by uuid')
   const updated = await ask(`mutation { updateProject(id: "${garden.id}", input: {name: "Yard"}) { name } }`)
   t.same(updated.data, { updateProject: { name: 'Yard' } })
   t.same(errorCodes(await ask('mutation { updateProject(id: "x", input: {name: "Yard"}) { name } }')), ['BAD_USER_INPUT'])
