@@ -18,6 +18,7 @@ import { checkInput, listLimit } from './inputs.js'
 import { only, subscriptionStep } from './subscription-steps.js'
 import type { declaredAnswers, Asked, Caller } from './declared-answers.js'
 import { fieldRuleResolvers } from './field-rules.js'
+import { addLinkResolvers } from './links.js'
 import { selectedFields } from './selection.js'
 
 type Args = Record<string, unknown>
@@ -266,6 +267,8 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
         return (await answered(ctx, [{ ...row }], asked(info)))[0]
       }
     }
+    // `linkTaskWatcher`, `unlinkTaskWatcher` and the subscriptions of their events.
+    if (!singular) addLinkResolvers(resource, resources, model, answers, Mutation, Subscription)
     for (const { subscription, require } of resource.events) {
       // A required argument is given (GraphQL checks it), an ID as text.
       const requiredValues = (args: Args): Array<[string, unknown]> => require.map((field) => {

@@ -44,6 +44,11 @@ declare module 'fastify' {
      * for replay, and an Idempotency-Key is ignored (sending it again simply runs it again).
      */
     replayable?: boolean
+    /**
+     * `true` on a PUT or DELETE route that takes an `Idempotency-Key` as every POST does (the link
+     * writes of a manyToMany relation): the same key replays its first answer, another request is a 422.
+     */
+    idempotencyKey?: boolean
   }
   interface FastifyRequest {
     /** The Idempotency-Key this request claimed, to record its response. */
@@ -91,7 +96,7 @@ function fingerprint (key: string, request: FastifyRequest, secrets: ReadonlySet
 }
 
 /**
- * `Idempotency-Key` on every POST: the same key with the same request within 24 h gets the first
+ * `Idempotency-Key` on every POST (and a route that says `idempotencyKey`): the same key with the same request within 24 h gets the first
  * response again, without a second write; with another request, 422. Kept in PostgreSQL, so it
  * holds across instances. Keys are per caller (user id when signed in, else the client's address).
  * A request is told from another by its fingerprint, which leaves its secrets out (see `fingerprint`).
@@ -180,7 +185,8 @@ async function idempotency (app: FastifyInstance): Promise<void> {
   }
 
   app.addHook('onRoute', (route) => {
-    if (route.method !== 'POST' && !(Array.isArray(route.method) && route.method.includes('POST'))) return
+    const post = route.method === 'POST' || (Array.isArray(route.method) && route.method.includes('POST'))
+    if (!post && route.config?.idempotencyKey !== true) return
     if (route.config?.replayable === false) return
     route.preHandler = [...[route.preHandler ?? []].flat(), checking(writeOnlyFields(route.schema?.body))]
     route.onSend = [...[route.onSend ?? []].flat(), record]

@@ -14,6 +14,7 @@ import { keyParams, keySchema, type Key } from '../schema/keys.js'
 import { parentOf, pluralOf, servedRelations } from '../schema/relation-targets.js'
 import type { AccessRule, Resource } from '../schema/resource.js'
 import { etagOf, ifMatch, sendEntity } from './conditional.js'
+import { linkRoutes } from './links.js'
 import { found, sendList } from './reply.js'
 import { embedding, readsAsOf, relatedListRoute, selectionWith, withIncludable } from './related.js'
 
@@ -120,6 +121,9 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         parent: async (request, id) => { if (!await model.readable(userOf(request), id, { readsAs: readsAsOf(app, request) })) throw notFound(resource.name) }
       })
     }
+
+    // `PUT/DELETE /{plural}/{id}/{relation}/{otherId}`: the links of its manyToMany relations.
+    linkRoutes(app, { resource, resources, model, tags, withAuth })
 
     /** A page of the list as `query` asks, narrowed to the rows of one row of a relation's target when `under` is given. */
     const listed = async (request: FastifyRequest, reply: FastifyReply, under?: { relation: string, id: Key }) => {

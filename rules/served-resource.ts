@@ -18,6 +18,9 @@ import { announce, callerNeeded, forbidsOthersRows, mayRead, readableOwner, read
 import { checkInput } from './checked-input.js'
 import { parseKey, type Key, type KeyType } from '../schema/keys.js'
 import { itemError, resourceWrites, type WriteDb } from './resource-writes.js'
+import { linkWrites, type LinkEventPayload, type LinkOptions, type LinkResult, type LinkWanted } from './links.js'
+
+export type { LinkEventPayload, LinkOptions, LinkResult, LinkWanted } from './links.js'
 
 /**
  * Who asks: the signed-in user (`request.user`, a GraphQL context's viewer), or undefined for
@@ -154,6 +157,18 @@ export interface ServedResource<R extends object = Row> {
    * (else the events would tell its value).
    */
   hearing: (caller: Caller, wanted: ReadonlyArray<readonly [string, unknown]>) => (row: Readonly<Record<string, unknown>>) => boolean
+  /**
+   * Links the row `id` to the row `otherId` of its manyToMany relation `relation` (a row of its join
+   * table), under the relation's `links` rule: the row locked, one `caller` may read (else 404 naming the
+   * resource) and, under an owner rule, their own (403); the other row one they may read (else 404
+   * naming its resource). Idempotent: `changed` is false when the link was there already. `linked` is
+   * announced after the commit, when the relation declares it.
+   */
+  link: (caller: Caller, relation: string, id: Key, otherId: Key, options?: LinkOptions) => Promise<LinkResult<R>>
+  /** Removes that link, under the same rules: 404 when there is none. `unlinked` is announced after the commit. */
+  unlink: (caller: Caller, relation: string, id: Key, otherId: Key, options?: LinkOptions) => Promise<LinkResult<R>>
+  /** What a subscriber `caller` hears of the link events of `relation` (refused as a read is): both rows ones they may read, with the ids `wanted`. */
+  hearingLinks: (caller: Caller, relation: string, wanted: LinkWanted) => (payload: LinkEventPayload) => boolean
 }
 
 /** The rows one list is of: those whose key the filter `filter` gives `id`, which names a row of `target`. */
@@ -201,6 +216,7 @@ export function admitted (rule: AccessRule | false | undefined, caller: Caller, 
 export function serveResource (app: FastifyInstance, resource: Resource, resources: readonly Resource[] = [resource]): ServedResource {
   const data: ResourceData = resourceData(resource)
   const writes = resourceWrites(resource, data, resources)
+  const links = linkWrites(app, resource, data, resources, (caller, row) => shownRow(resource.fieldRules, caller, row))
   const { auth, key, name, plural, keyType } = resource
   const checkedId = (id: unknown, field = 'id'): Key => checkedKey(keyType, id, field)
   const rules = resource.fieldRules
@@ -415,6 +431,16 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
     hearing (caller, wanted) {
       admitted(auth.read, caller, `read of ${name}`)
       return (row) => mayRead(resource, caller, row) && wanted.every(([field, value]) => mayMatchField(rules, caller, row, field) && sameValue(row[field], value))
+    },
+    async link (caller, relation, id, otherId, options = {}) {
+      return links.link(caller, relation, checkedId(id), checkedKey(links.otherKeyType(relation), otherId, 'otherId'), options)
+    },
+    async unlink (caller, relation, id, otherId, options = {}) {
+      return links.unlink(caller, relation, checkedId(id), checkedKey(links.otherKeyType(relation), otherId, 'otherId'), options)
+    },
+    hearingLinks (caller, relation, wanted) {
+      admitted(auth.read, caller, `read of ${name}`)
+      return links.hearing(caller, relation, wanted)
     },
     async act (caller, action, id, input = {}, options = {}) {
       const declared = resource.actions?.[action]

@@ -1,5 +1,5 @@
 // The plural a resource's name takes in paths and GraphQL names when its declaration gives none.
-import { pluralize } from 'inflection'
+import { pluralize, singularize } from 'inflection'
 
 /**
  * The English plural of a resource's name (inflection's rules: `entry` → `entries`, `guess` →
@@ -10,4 +10,13 @@ import { pluralize } from 'inflection'
 export function pluralName (name: string): string {
   const last = Math.max(0, name.search(/[A-Z][^A-Z]*$/))
   return name.slice(0, last) + pluralize(name.slice(last))
+}
+
+/**
+ * The English singular of a relation's name (`watchers` → `watcher`, `people` → `person`), on its last
+ * word for a camelCase name (`openTasks` → `openTask`): the name of one link of it (`linkTaskWatcher`).
+ */
+export function singularName (name: string): string {
+  const last = Math.max(0, name.search(/[A-Z][^A-Z]*$/))
+  return name.slice(0, last) + singularize(name.slice(last))
 }

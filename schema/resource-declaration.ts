@@ -22,6 +22,7 @@ export const HOOKS = ['prepareCreate', 'beforeCreate', 'afterCreate', 'beforeCre
 const RULES = ['public', 'authenticated', 'admin', 'owner', 'ownerOrAdmin'] as const
 const OPERATORS = ['=', '>=', '>', '<=', '<', 'positive', 'caseInsensitive', 'isNull'] as const
 const EVENTS = ['created', 'updated', 'deleted'] as const
+const LINK_EVENTS = ['linked', 'unlinked'] as const
 
 // What the messages say, kept on the schemas themselves (TypeBox keeps unknown options):
 // `expected`, what a value must be; `known`, what an unknown key of an object is not; `keys`, what
@@ -69,11 +70,13 @@ const objectSchema = (fields: RegExp, minFields: number, expected: string): TSch
   Type.Unsafe({ [Kind]: OBJECT_SCHEMA, fields: fields.source, minFields, expected })
 const AnySchema = Type.Object({}, { expected: 'a TypeBox schema' })
 
+const ChangeRule = oneOf([...RULES.filter((rule) => rule !== 'public'), false], ' (a change needs a caller: never public)')
+const LinkEvents = Type.Array(oneOf(LINK_EVENTS), { expected: 'a list of linked, unlinked or both' })
 const relationOptions: Record<(typeof RELATION_KINDS)[number], Record<string, TSchema>> = {
   belongsTo: { key: Identifier, required: optional(Flag), under: optional(oneOf(['also', 'only', 'one'])) },
   hasMany: { key: Identifier, route: optional(Flag) },
   hasOne: { key: Identifier },
-  manyToMany: { through: Identifier, key: Identifier, otherKey: Identifier, route: optional(Flag) }
+  manyToMany: { through: Identifier, key: Identifier, otherKey: Identifier, route: optional(Flag), links: optional(ChangeRule), events: optional(LinkEvents) }
 }
 const Relation = Type.Union(RELATION_KINDS.map((kind) => {
   const options = { [kind]: Name, ...relationOptions[kind], inverse: optional(Name), include: optional(Flag) }
@@ -83,7 +86,6 @@ const Relation = Type.Union(RELATION_KINDS.map((kind) => {
 const Event = closed({ subscription: optional(Name), require: optional(Fields) }, 'an option of an event (subscription or require)')
 const events = Object.fromEntries(EVENTS.map((event) => [event, optional(Event)]))
 const Filter = closed({ field: Field, op: optional(oneOf(OPERATORS)), description: optional(Text) }, 'an option of a filter (field, op or description)')
-const ChangeRule = oneOf([...RULES.filter((rule) => rule !== 'public'), false], ' (a change needs a caller: never public)')
 const hooks = Object.fromEntries(HOOKS.map((hook) => [hook, optional(Fn)]))
 const INPUT_FIELDS = 'a Type.Object with at least one field, each named in lower case (a-z, 0-9, _)'
 

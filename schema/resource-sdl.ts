@@ -1,4 +1,5 @@
 import { KindGuard, type TSchema } from '@sinclair/typebox'
+import { linkSdl } from './links.js'
 import { parentOf, resolveRelations, type Relation, type RelationTarget } from './relation-targets.js'
 import { acceptsNull, nonNull, type Resource, type ResourceFilter } from './resource.js'
 import { keyTypeOf, type KeyType } from './keys.js'
@@ -256,6 +257,8 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
     const filterArgs = filters.length === 0 ? '' : `, ${filters.join(', ')}`
     const actions = actionSdl(resource, names.type)
     const relations = resolveRelations(resource, known)
+    // The links its manyToMany relations write (`linkTaskWatcher`), and their events.
+    const links = linkSdl(resource, known)
     const { owner, ownerOnCreate } = resource.declaration
     const { bulk } = resource
     const bulkMutations = [
@@ -288,7 +291,8 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
         ? []
         : [`  ${described(`Deletes the ${resource.name}; false when there was none.`)}`, `  ${names.remove}(id: ID!): Boolean`],
       ...actions.mutations,
-      ...bulkMutations
+      ...bulkMutations,
+      ...links.mutations
     ]
     // A create that may name its owner takes it, optionally.
     const namedOwner = ownerOnCreate === undefined || owner === undefined ? [] : [`  ${described('Left out: the caller.')}`, field(owner, false)]
@@ -361,6 +365,8 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
       '}',
       ...mutations.length === 0 ? [] : ['extend type Mutation {', ...mutations, '}'],
       ...subscriptionSdl(resource, names.type, argument),
+      ...links.types,
+      ...links.subscriptions.length === 0 ? [] : ['extend type Subscription {', ...links.subscriptions, '}'],
       ...inverseSdl(resource, names.type, relations, undefined)
     ].join('\n')
   }).join('\n')

@@ -4,7 +4,7 @@ import type { AccessUser } from '../plugins/auth.js'
 import type { Generated } from 'kysely'
 import type { Db } from '../db/connect.js'
 import type { AttemptKind } from '../plugins/rate-limit.js'
-import { pluralName } from './plural.js'
+import { pluralName, singularName } from './plural.js'
 import { checkDeclarationShape, NAME } from './resource-declaration.js'
 import { checkBehaviour, type ActionDeclaration, type CreateDeclaration, type ResourceHooks, type WriteCaller } from './resource-hooks.js'
 import { keyTypeOf, type KeyType } from './keys.js'
@@ -27,6 +27,8 @@ export interface ResourceBulk {
 }
 /** What a declared resource announces after a write commits: GraphQL subscriptions `labelCreated`… */
 export type ResourceEvent = 'created' | 'updated' | 'deleted'
+/** What a manyToMany relation announces after a link is made or removed: `taskWatcherLinked`… */
+export type LinkEvent = 'linked' | 'unlinked'
 
 /**
  * An event's subscription, when not the default (`labelCreated`, every argument optional).
@@ -155,6 +157,23 @@ export type RelationDeclaration = (
     otherKey: string
     /** `false`: no `GET /{plural}/{id}/{name}` for it, when a route of your own serves that path. Default: true. */
     route?: boolean
+    /**
+     * Who may link and unlink rows through the API: `PUT` and `DELETE /{plural}/{id}/{name}/{otherId}`
+     * (`PUT /tasks/3/watchers/7`), GraphQL `link{Type}{Singular}` and `unlink{Type}{Singular}`
+     * (`linkTaskWatcher(taskId, userId)`). A rule as `auth.update`'s, owner rules looking at this
+     * resource's row, locked; this row and the other must both be rows the caller may read (else 404).
+     * `false`: links are not written through the API. Default: the resource's `auth.update` rule.
+     * @example 'authenticated'
+     */
+    links?: Exclude<AccessRule, 'public'> | false
+    /**
+     * Announced after a link is made (`linked`) or removed (`unlinked`), never as the resource's
+     * `updated` (its row did not change): the subscriptions `{name}{Singular}Linked` and
+     * `{name}{Singular}Unlinked` (`taskWatcherLinked(taskId: ID, userId: ID): TaskWatcherLink!`).
+     * Default: none.
+     * @example ['linked', 'unlinked']
+     */
+    events?: readonly LinkEvent[]
   }
 ) & {
   /** The relation's name on the other resource (`GET /posts/{id}/labels`, `include=labels`, `Post.labels`). @example 'labels' */
@@ -706,6 +725,17 @@ export function defineResource<R extends TObject, C extends AccessRule | false =
     check(rule === false || !rule.startsWith('owner') || declaration.owner !== undefined, declaration, `the ${action} rule ${rule} needs an \`owner\` field`)
   }
   check(declaration.owner === undefined || selfOwned || auth.create !== 'public', declaration, 'create cannot be public when the owner is the caller')
+  for (const [relation, declared] of Object.entries(declaration.relations ?? {})) {
+    if (!('manyToMany' in declared)) continue
+    const rule = declared.links ?? auth.update
+    check(rule === false || !rule.startsWith('owner') || declaration.owner !== undefined, declaration, `relation ${relation}: links: the rule ${String(rule)} needs an \`owner\` field`)
+    check(declared.key !== declared.otherKey, declaration, `relation ${relation}: key and otherKey are two columns of ${declared.through}`)
+    if ((declared.events ?? []).length === 0) continue
+    check(rule !== false, declaration, `relation ${relation}: its events are never announced: its links are not written through the API (links false)`)
+    // What an event carries: both rows' keys, this row under the resource's name and the other under the link's.
+    const carried = [camelCased(declared.key), camelCased(declared.otherKey), name, singularName(relation)]
+    check(new Set(carried).size === carried.length, declaration, `relation ${relation}: an event of its links carries ${carried.join(', ')}, which must be four names`)
+  }
   // A create of its own takes its input instead of the writable fields.
   check(declaration.writable.length > 0 || ((auth.create === false || declaration.create !== undefined) && auth.update === false), declaration, 'at least one field must be writable')
   check(declaration.create === undefined || auth.create !== false, declaration, 'create is declared, but its rule is false')
