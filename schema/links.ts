@@ -70,9 +70,9 @@ export function linkSdl (resource: Resource, known: readonly Resource[]): { type
     const target = capitalized(relation.target.resource?.name ?? relation.target.name)
     const ids = `${args.key}: ID!, ${args.otherKey}: ID!`
     sdl.mutations.push(
-      `  ${described(`Makes the ${target} one of the ${resource.name}'s ${relation.name} (nothing when it is already): the ${resource.name}.`)}`,
+      `  ${described(`Makes the ${relation.target.name} one of the ${resource.name}'s ${relation.name} (nothing changes when it is already): the ${resource.name}.`)}`,
       `  ${mutations.link}(${ids}): ${type}`,
-      `  ${described(`Removes the ${target} from the ${resource.name}'s ${relation.name} (NOT_FOUND when it is not among them): the ${resource.name}.`)}`,
+      `  ${described(`Removes the ${relation.target.name} from the ${resource.name}'s ${relation.name} (NOT_FOUND when it is not among them): the ${resource.name}.`)}`,
       `  ${mutations.unlink}(${ids}): ${type}`
     )
     if (link.events.length === 0) continue
@@ -86,7 +86,7 @@ export function linkSdl (resource: Resource, known: readonly Resource[]): { type
       '}'
     )
     sdl.subscriptions.push(...link.events.flatMap((event) => [
-      `  ${described(`Every ${singular} ${event} to a ${resource.name} (after the write commits), or those of the given ${resource.name} or ${target}.`)}`,
+      `  ${described(`Every ${singular} ${event} to a ${resource.name} (after the write commits), or those of the given ${resource.name} or ${relation.target.name}.`)}`,
       `  ${link.topics[event]}(${args.key}: ID, ${args.otherKey}: ID): ${link.payloadType}!`
     ]))
   }
