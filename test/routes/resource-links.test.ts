@@ -188,6 +188,22 @@ t.test('Idempotency-Key on PUT and DELETE replays the first answer', async (t) =
   t.equal(refused.statusCode, 404)
 })
 
+t.test('a host\'s own code links through the served resource, under the same rules', async (t) => {
+  const { app, ann, bob, task } = await setUp(t)
+  const served = app.tandemResources(tasks)
+  const annCaller = await app.accessTokens.verify(ann.headers.authorization.slice('Bearer '.length))
+  const bobCaller = await app.accessTokens.verify(bob.headers.authorization.slice('Bearer '.length))
+  const made = await served.link(annCaller, 'watchers', task.id, bob.id)
+  t.match(made, { changed: true, row: { id: task.id, title: 'Dig' }, link: { task_id: task.id, user_id: bob.id } })
+  t.match(await served.link(annCaller, 'watchers', task.id, bob.id), { changed: false })
+  await t.rejects(served.link(bobCaller, 'watchers', task.id, bob.id), { statusCode: 403 }, 'the rule applies to a host\'s caller')
+  await t.rejects(served.link(undefined, 'watchers', task.id, bob.id), { statusCode: 401 })
+  await t.rejects(served.link(annCaller, 'watchedTasks', task.id, bob.id), { statusCode: 403 }, 'a relation whose links are not written')
+  await t.rejects(served.link(annCaller, 'watchers', task.id, -1), { statusCode: 400 }, 'an id that is none')
+  t.match(await served.unlink(annCaller, 'watchers', task.id, bob.id), { changed: true })
+  await t.rejects(served.unlink(annCaller, 'watchers', task.id, bob.id), { statusCode: 404 })
+})
+
 t.test('OpenAPI lists the link routes with their schemas', async (t) => {
   const { app } = await setUp(t)
   const openapi = body<{ paths: Record<string, Record<string, { parameters: Array<{ name: string, in: string }>, responses: Record<string, unknown> }>> }>(await app.inject({ method: 'GET', url: '/openapi.json' }))
