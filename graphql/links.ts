@@ -25,7 +25,8 @@ export function addLinkResolvers (resource: Resource, resources: readonly Resour
   for (const link of linksOf(resource, resources)) {
     const { relation, args, singular } = link
     const target = relation.target.resource
-    if (target === undefined) continue
+    // Every target is served through its declaration (the built-ins' are always among them).
+    if (target === undefined) throw new Error(`relation ${relation.name} of ${resource.name}: ${relation.target.name} is declared; pass its declaration with the resources`)
     // Each `ID` by the key type of the rows it names.
     const idOf = (given: Args) => parseKey(resource.keyType, given[args.key], args.key)
     const otherIdOf = (given: Args) => parseKey(target.keyType, given[args.otherKey], args.otherKey)

@@ -53,12 +53,12 @@ export function linkWrites (app: FastifyInstance, resource: Resource, data: Reso
   const { name, key } = resource
 
   /** The written link `relation`, its caller admitted by its rule (401 without one, 403 for a non-admin under `admin`). */
-  const admitted = (relation: string, caller: AccessUser | undefined): ResourceLink => {
+  const admitted = (relation: string, caller: AccessUser | undefined): { link: ResourceLink, user: AccessUser } => {
     const link = links.get(relation)
     if (link === undefined) throw forbidden(`links of ${relation} of ${name} are not written through the API`)
     if (caller === undefined) throw unauthenticated()
     if (callerNeeded(link.rule) === 'admin' && caller.role !== 'admin') throw forbidden('only an administrator may do this')
-    return link
+    return { link, user: caller }
   }
 
   /**
@@ -80,8 +80,7 @@ export function linkWrites (app: FastifyInstance, resource: Resource, data: Reso
   }
 
   async function write (kind: 'link' | 'unlink', caller: AccessUser | undefined, relation: string, id: Key, otherId: Key, options: LinkOptions): Promise<LinkResult> {
-    const link = admitted(relation, caller)
-    const user = caller as AccessUser
+    const { link, user } = admitted(relation, caller)
     const target = link.relation.target
     const other = target.resource
     if (other === undefined) throw new Error(`relation ${relation} of ${name}: ${target.name} is declared; pass its declaration with the resources`)

@@ -196,12 +196,12 @@ t.test('a host\'s own code links through the served resource, under the same rul
   const made = await served.link(annCaller, 'watchers', task.id, bob.id)
   t.match(made, { changed: true, row: { id: task.id, title: 'Dig' }, link: { task_id: task.id, user_id: bob.id } })
   t.match(await served.link(annCaller, 'watchers', task.id, bob.id), { changed: false })
-  await t.rejects(served.link(bobCaller, 'watchers', task.id, bob.id), { statusCode: 403 }, 'the rule applies to a host\'s caller')
-  await t.rejects(served.link(undefined, 'watchers', task.id, bob.id), { statusCode: 401 })
-  await t.rejects(served.link(annCaller, 'watchedTasks', task.id, bob.id), { statusCode: 403 }, 'a relation whose links are not written')
-  await t.rejects(served.link(annCaller, 'watchers', task.id, -1), { statusCode: 400 }, 'an id that is none')
+  await t.rejects(served.link(bobCaller, 'watchers', task.id, bob.id), { name: 'TandemError', statusCode: 403 }, 'the rule applies to a host\'s caller')
+  await t.rejects(served.link(undefined, 'watchers', task.id, bob.id), { name: 'TandemError', statusCode: 401 })
+  await t.rejects(served.link(annCaller, 'watchedTasks', task.id, bob.id), { name: 'TandemError', statusCode: 403 }, 'a relation whose links are not written')
+  await t.rejects(served.link(annCaller, 'watchers', task.id, -1), { name: 'TandemError', statusCode: 400 }, 'an id that is none')
   t.match(await served.unlink(annCaller, 'watchers', task.id, bob.id), { changed: true })
-  await t.rejects(served.unlink(annCaller, 'watchers', task.id, bob.id), { statusCode: 404 })
+  await t.rejects(served.unlink(annCaller, 'watchers', task.id, bob.id), { name: 'TandemError', statusCode: 404 })
 })
 
 t.test('OpenAPI lists the link routes with their schemas', async (t) => {
