@@ -36,6 +36,18 @@ const tags = defineResource({
   auth: { read: 'owner', create: 'authenticated', update: 'owner', delete: 'owner' }
 })
 
+// A key of another type: boards named by a uuid, their members users.
+const boards = defineResource({
+  name: 'board',
+  table: 'boards',
+  representation: Type.Object({ id: Type.String({ format: 'uuid' }), owner_id: Type.Integer(), name: Type.String({ minLength: 1 }) }),
+  generated: ['id'],
+  owner: 'owner_id',
+  writable: ['name'],
+  relations: { members: { manyToMany: 'user', through: 'board_members', key: 'board_id', otherKey: 'user_id' } },
+  auth: { read: 'authenticated', create: 'authenticated', update: 'owner', delete: 'owner' }
+})
+
 const migrations = {
   '0001_links': {
     async up (db: Kysely<any>) {
@@ -45,6 +57,8 @@ const migrations = {
         task_id integer not null references tasks (id) on delete cascade,
         user_id integer not null references users (id) on delete cascade,
         primary key (task_id, user_id))`.execute(db)
+      await sql`create table boards (id uuid primary key default gen_random_uuid(), owner_id integer not null references users (id) on delete cascade, name text not null)`.execute(db)
+      await sql`create table board_members (board_id uuid not null references boards (id) on delete cascade, user_id integer not null references users (id) on delete cascade, primary key (board_id, user_id))`.execute(db)
       // No unique key: one row per link is the API's to keep.
       await sql`create table task_tags (
         task_id integer not null references tasks (id) on delete cascade,
@@ -54,7 +68,7 @@ const migrations = {
 }
 
 async function setUp (t: Parameters<typeof build>[0], listen = false) {
-  const options = { resources: [tasks, tags], migrations }
+  const options = { resources: [tasks, tags, boards], migrations }
   const { app, url } = listen ? await listening(t, options) : { app: await build(t, options), url: '' }
   const ann = await signedIn(app, { name: 'Ann' })
   const bob = await signedIn(app, { name: 'Bob' })
@@ -202,6 +216,18 @@ t.test('a host\'s own code links through the served resource, under the same rul
   await t.rejects(served.link(annCaller, 'watchers', task.id, -1), { name: 'TandemError', statusCode: 400 }, 'an id that is none')
   t.match(await served.unlink(annCaller, 'watchers', task.id, bob.id), { changed: true })
   await t.rejects(served.unlink(annCaller, 'watchers', task.id, bob.id), { name: 'TandemError', statusCode: 404 })
+})
+
+t.test('a uuid key: its paths, ids and GraphQL IDs by its key type', async (t) => {
+  const { app, ann, bob, asAnn } = await setUp(t)
+  const board = body<{ id: string }>(await asAnn('POST', '/boards', { name: 'Plans' }))
+  const made = await asAnn('PUT', `/boards/${board.id.toUpperCase()}/members/${bob.id}`)
+  t.same([made.statusCode, body(made)], [201, { board_id: board.id, user_id: bob.id }], 'a uuid in either case, answered as stored')
+  const bad = await asAnn('PUT', `/boards/not-a-uuid/members/${bob.id}`)
+  t.same([bad.statusCode, body(bad).field], [400, 'id'], 'a malformed uuid is a 400 naming id, never a database error')
+  const unlinked = await graphql(app, `mutation { unlinkBoardMember(boardId: "${board.id}", userId: "${bob.id}") { id members { id } } }`, { headers: ann.headers })
+  t.same(unlinked.data, { unlinkBoardMember: { id: board.id, members: [] } })
+  t.same(errorCodes(await graphql(app, `mutation { linkBoardMember(boardId: "x", userId: "${bob.id}") { id } }`, { headers: ann.headers })), ['BAD_USER_INPUT'])
 })
 
 t.test('OpenAPI lists the link routes with their schemas', async (t) => {
