@@ -4,6 +4,7 @@ import { sql, type Kysely } from 'kysely'
 import type { Db } from './connect.js'
 import type { Key } from '../schema/keys.js'
 import type { Row } from './pagination.js'
+import { ownedBy, ownedInRow, type OwnerRule } from './owners.js'
 
 /** A join table: its name, the column naming this resource's row (`key`) and the other's (`otherKey`). */
 export interface LinkTable {
@@ -17,8 +18,8 @@ export interface LinkedRow {
   readonly table: string
   readonly key: string
   readonly columns: readonly string[]
-  /** Under an owner read rule: the owner column and the caller's id (the row must be theirs). */
-  readonly owner?: { readonly column: string, readonly id: number } | undefined
+  /** Under an owner read rule: its owner rule (db/owners.ts) and the caller's id (the row must be theirs). */
+  readonly owner?: { readonly owners: OwnerRule, readonly id: number } | undefined
 }
 
 // The host's tables are unknown to Tandem's `Database` type (as in db/resource.ts).
@@ -30,7 +31,7 @@ const untyped = (db: Db): Kysely<any> => db as unknown as Kysely<any>
  */
 export async function lockLinkedRow (trx: Db, row: LinkedRow, id: Key): Promise<Row | undefined> {
   let query = untyped(trx).selectFrom(row.table).select(row.columns as string[]).where(row.key, '=', id)
-  if (row.owner !== undefined) query = query.where(row.owner.column, '=', row.owner.id)
+  if (row.owner !== undefined) query = query.where(ownedBy(row.owner.owners, ownedInRow(row.owner.owners) ? undefined : row.table, row.owner.id, true))
   return await query.forKeyShare().executeTakeFirst() as Row | undefined
 }
 

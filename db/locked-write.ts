@@ -1,8 +1,11 @@
 import type { Db } from './connect.js'
 import { inTransaction } from './transaction.js'
 
-/** Throws to refuse a write (a stale `If-Match`, say); runs on the current row, locked. */
-export type Precondition<Row> = (current: Row) => void
+/**
+ * Throws to refuse a write (a stale `If-Match`, say); runs on the current row, locked, and may ask
+ * the write's transaction `trx` (who owns the row through a relation).
+ */
+export type Precondition<Row> = (current: Row, trx: Db) => void | Promise<void>
 
 /**
  * Reads the row with `lock` (a `FOR UPDATE` select), runs `check` on it, then `write` — in one
@@ -18,7 +21,7 @@ export async function lockedWrite<Row, Result> (
   return inTransaction(db, async (trx) => {
     const current = await lock(trx)
     if (current === undefined) return undefined
-    check?.(current)
+    await check?.(current, trx)
     return write(trx, current)
   })
 }

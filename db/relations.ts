@@ -5,6 +5,7 @@ import { ShapedStatements } from './statements.js'
 import type { Relation } from '../schema/relation-targets.js'
 import type { Database } from './types.js'
 import { keyArrayType, type Key, type KeyType } from '../schema/keys.js'
+import { ownedBy, ownedInRow, ownerShape, type OwnerRule } from './owners.js'
 
 /** Embedded lists (`include=`, GraphQL nested lists by default) stop at this many items. */
 export const EMBEDDED_LIMIT = 20
@@ -67,18 +68,18 @@ function shapesOf (db: Db): ShapedStatements {
   return shapes
 }
 
-/** Only the rows whose `column` is `value`: what an owner read rule lets a caller see. */
+/** Only the rows the user `value` owns by `owners` (db/owners.ts): what an owner read rule lets a caller see. */
 export interface Narrowing {
-  column: string
+  owners: OwnerRule
   value: number
 }
 
-// The condition a narrowing adds to a relation's rows, with its value in `slot`; nothing without one.
-function narrowed (narrow: Narrowing | undefined, slot: unknown, row?: string): RawBuilder<unknown> {
+// The condition a narrowing adds to a relation's rows of `table` (or its alias `row`), with its value in `slot`; nothing without one.
+function narrowed (narrow: Narrowing | undefined, slot: unknown, table: string, row?: string): RawBuilder<unknown> {
   if (narrow === undefined) return sql``
-  return sql` and ${sql.ref(row === undefined ? narrow.column : `${row}.${narrow.column}`)} = ${slot}`
+  return sql` and ${ownedBy(narrow.owners, row ?? (ownedInRow(narrow.owners) ? undefined : table), slot)}`
 }
-const narrowShape = (narrow: Narrowing | undefined): string => narrow === undefined ? '' : ` narrowed ${narrow.column}`
+const narrowShape = (narrow: Narrowing | undefined): string => narrow === undefined ? '' : ` narrowed ${ownerShape(narrow.owners)}`
 const narrowValues = (narrow: Narrowing | undefined): unknown[] => narrow === undefined ? [] : [narrow.value]
 
 /**
@@ -104,7 +105,7 @@ export async function firstChildren<R extends Row, K extends Key = Key> (
     select children.* from unnest(${ids}::${sql.raw(arrayType(keyType))}) as parent (key)
     cross join lateral (
       select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)}
-      where ${sql.ref(foreignKey)} = parent.key${narrowed(narrow, owner)} order by id limit ${max}
+      where ${sql.ref(foreignKey)} = parent.key${narrowed(narrow, owner, table)} order by id limit ${max}
     ) children`.compile(db))
   const rows = await readRows<R>(db, compiled)
   for (const row of rows) byParent.get(keyOfType(keyType, row[foreignKey]) as K)?.push(row)
@@ -134,7 +135,7 @@ export async function firstThrough<R extends Row> (
     cross join lateral (
       select ${sql.join(columns.map((c) => sql.ref(`other.${c}`)))} from ${sql.table(through)} as link
       join ${sql.table(table)} as other on other.id = link.${sql.ref(otherKey)}
-      where link.${sql.ref(key)} = parent.key${narrowed(narrow, owner, 'other')} order by other.id limit ${max}
+      where link.${sql.ref(key)} = parent.key${narrowed(narrow, owner, table, 'other')} order by other.id limit ${max}
     ) children`.compile(db))
   const rows = await readRows<R & { tandem_parent: number }>(db, compiled)
   for (const { tandem_parent: parent, ...row } of rows) byParent.get(keyOfType(keyType, parent) as Key)?.push(row as unknown as R)
@@ -152,7 +153,7 @@ export async function rowsById<R extends Row> (db: Db, table: keyof Database, id
   // statement-count test reads; another key is quoted.
   const column = key === 'id' ? sql.raw('id') : sql.ref(key)
   const compiled = shapesOf(db).compile(`by ${key} ${table} ${columns.join(',')}${narrowShape(narrow)}${typeShape(keyType)}`, [keyArray(ids), ...narrowValues(narrow)], ([wanted, owner]) =>
-    sql<R>`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)} where ${column} = any(${wanted}::${sql.raw(arrayType(keyType))})${narrowed(narrow, owner)}`.compile(db))
+    sql<R>`select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)} where ${column} = any(${wanted}::${sql.raw(arrayType(keyType))})${narrowed(narrow, owner, table)}`.compile(db))
   const rows = await readRows<R>(db, compiled)
   for (const row of rows) found.set(keyOfType(keyType, row[key]) as Key, row)
   return found
@@ -226,8 +227,8 @@ export interface NestedRelation extends JsonObject {
   link: Link
   /** A list of the first `limit` rows by id; undefined: one row (null when there is none). */
   limit: number | undefined
-  /** Only the rows whose column of this name is the caller's id (an owner read rule); its value is a parameter. */
-  narrow?: { column: string, value: number } | undefined
+  /** Only the rows the caller owns (an owner read rule); the caller's id is a parameter. */
+  narrow?: Narrowing | undefined
 }
 
 /** The text a statement's shape is known by: everything of `object` that its SQL is written from. */
@@ -246,7 +247,7 @@ const objectShapes = new WeakMap<JsonObject, string>()
 function shapeOf (relations: readonly NestedRelation[]): string {
   return relations.map((r) => {
     const through = r.link.through === undefined ? '' : `~${r.link.through.table}.${r.link.through.otherKey}`
-    const narrow = r.narrow === undefined ? '' : `!${r.narrow.column}`
+    const narrow = r.narrow === undefined ? '' : `!${ownerShape(r.narrow.owners)}`
     return `${r.name}=${r.link.table}.${r.link.key}:${r.link.by}${typeShape(r.link.keyType)}${through}${narrow}${r.limit === undefined ? '' : '*'}${objectShape(r)}`
   }).join(',')
 }
@@ -308,7 +309,7 @@ function nestedSubquery (relation: NestedRelation, depth: number, limits: Iterat
   const owner = relation.narrow === undefined ? undefined : owners.next().value
   const object = jsonObjectOf(relation, row, depth, limits, owners)
   const { table, key, by, through } = relation.link
-  const narrowing = relation.narrow === undefined ? sql`` : sql` and ${sql.ref(`${row}.${relation.narrow.column}`)} = ${owner}`
+  const narrowing = relation.narrow === undefined ? sql`` : sql` and ${ownedBy(relation.narrow.owners, row, owner)}`
   const link = sql.id(`l${depth}`)
   // Through a join table: its rows that name the parent, each joined to the row it names.
   const rows = through === undefined

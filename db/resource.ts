@@ -9,6 +9,8 @@ import { lockedWrite, type Precondition } from './locked-write.js'
 import { listRows, listRowsAsJson, OWNER_FILTER, paginate, parseFields, READABLE_SEARCH, selectColumns, type BaseQuery, type Filter, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
 import { EMBEDDED_LIMIT, keyOfType, linkedRows, linkOf, type JsonObject } from './relations.js'
 import { keyTypeOf, shownKey, type Key } from '../schema/keys.js'
+import { ownerRuleOf } from '../schema/owners.js'
+import { ownedBy, ownedInRow, type OwnerRule } from './owners.js'
 import { searchFilter, searchedText } from './search.js'
 import { inTransaction } from './transaction.js'
 
@@ -25,14 +27,15 @@ export type Around<Current> = (trx: Db, current: Current, write: (values: Values
 
 /**
  * A foreign key that a write may only point at a row the caller may read (its target is read by its
- * owners only): the column written, the target's table, key and owner column, and the owner whose
- * rows the caller reads there (rules/resource.ts, `readableKeys`).
+ * owners only), or owns (the parent a row is owned through, for a create whose owner has no column of
+ * the row): the column written, the target's table, key and owner rule, and the user who must own the
+ * row there (rules/resource.ts, `readableKeys`).
  */
 export interface ReadableKey {
   readonly field: string
   readonly table: string
   readonly key: string
-  readonly owner: string
+  readonly owners: OwnerRule
   readonly ownerId: number
 }
 
@@ -46,6 +49,12 @@ export interface ResourceData {
   rowsAsJson: (db: Db, params: { limit?: number | undefined, offset?: number | undefined }, filters: Record<string, unknown>, object: JsonObject) => Promise<string>
   /** The row whose key (`id`, or a singular resource's key) is `id`. */
   find: (db: Db, id: Key, fields: string | undefined, owner?: number) => Promise<Row | undefined>
+  /**
+   * Whether `user` owns the row `id` by the owner rule, asked in the transaction of a write that has
+   * locked it: what the rule reads through a relation (a parent, a join table's row) is share-locked
+   * until the commit, so that the check holds for the write.
+   */
+  owns: (db: Db, id: Key, user: number) => Promise<boolean>
   /**
    * Inserts the row; with `around`, in a transaction that `around` runs in too. Each of `readable`
    * the row sets (not null) must name a row the caller may read, found in the insert's own statement:
@@ -147,7 +156,10 @@ const named = (value: unknown): boolean => value !== null && value !== undefined
  * check sees (the statement re-reads the row it waited for); a deletion is the foreign key's.
  */
 const readableRow = (ref: ReadableKey, value: unknown) =>
-  sql<boolean>`exists (select 1 from ${sql.table(ref.table)} where ${sql.ref(ref.key)} = ${value} and ${sql.ref(ref.owner)} = ${ref.ownerId} for share)`
+  sql<boolean>`exists (select 1 from ${sql.table(ref.table)} where ${sql.ref(ref.key)} = ${value} and ${ownedBy(ref.owners, qualifier(ref.owners, ref.table), ref.ownerId, true)} for share)`
+
+/** What qualifies a table's columns in an owner predicate: nothing for a rule of its columns alone (the statements' text as it was), else the table. */
+const qualifier = (rule: OwnerRule, table: string): string | undefined => ownedInRow(rule) ? undefined : table
 
 /**
  * Why a write that checked `checked` wrote nothing: the first of them that names no row the caller
@@ -155,7 +167,7 @@ const readableRow = (ref: ReadableKey, value: unknown) =>
  */
 async function unreadable (db: Db, checked: readonly ReadableKey[], written: Values): Promise<Error> {
   for (const ref of checked.length === 1 ? [] : checked) {
-    const found = await untyped(db).selectFrom(ref.table).select(sql`1`.as('found')).where(ref.key, '=', written[ref.field]).where(ref.owner, '=', ref.ownerId).executeTakeFirst()
+    const found = await untyped(db).selectFrom(ref.table).select(sql`1`.as('found')).where(ref.key, '=', written[ref.field]).where(ownedBy(ref.owners, qualifier(ref.owners, ref.table), ref.ownerId)).executeTakeFirst()
     if (found === undefined) return refersToNothingError(ref.field)
   }
   return refersToNothingError(checked[0]?.field)
@@ -199,7 +211,7 @@ export function resourceData (resource: Resource): ResourceData {
   const all = <T extends Row>(rows: T[]): T[] => { for (const row of rows) shown(row); return rows }
   // The current row a write's hooks and precondition see is shown as its answer will be.
   const shownWork = <A extends unknown[]>(work: ((trx: Db, current: Row, ...rest: A) => Promise<Row>) | undefined) => work === undefined ? undefined : async (trx: Db, current: Row, ...rest: A) => await work(trx, shown(current), ...rest)
-  const shownCheck = (check: Precondition<Row> | undefined): Precondition<Row> | undefined => check === undefined ? undefined : (current) => check(shown(current))
+  const shownCheck = (check: Precondition<Row> | undefined): Precondition<Row> | undefined => check === undefined ? undefined : async (current, trx) => { await check(shown(current), trx) }
   return {
     ...data,
     page: async (db, params, context) => {
@@ -209,6 +221,7 @@ export function resourceData (resource: Resource): ResourceData {
     },
     rows: async (db, params, filters) => all(await data.rows(db, params, filters)),
     find: async (db, id, fields, owner) => shown(await data.find(db, id, fields, owner)),
+    owns: data.owns,
     create: async (db, values, around, readable) => shown(await data.create(db, values, around, readable)),
     createRows: async (db, rows) => all(await data.createRows(db, rows)),
     update: async (db, id, values, check, around, readable) => shown(await data.update(db, id, values, shownCheck(check), shownWork(around), readable)),
@@ -225,7 +238,10 @@ function statementsOf (resource: Resource): ResourceData {
     if (op !== 'isNull') filters[name] = filterOn(field, op)
     else [filters[name], filters[notNullFilter(name)]] = [isNull(field, false), isNull(field, true)]
   }
-  if (declaration.owner !== undefined) filters[OWNER_FILTER] = equals(declaration.owner)
+  // The rows a user owns: the row's owner column, or a statement through the relations the rule names.
+  const owners = ownerRuleOf(resource)
+  const ownedIn = qualifier(owners, table)
+  if (owners.length > 0) filters[OWNER_FILTER] = { where: (query, value) => query.where(ownedBy(owners, ownedIn, value)) }
   // The rows listed under one row of a relation's target (`GET /posts/{id}/comments`), when no declared filter names them.
   for (const { key: column, filter } of resource.listedUnder) filters[filter] ??= equals(column)
   if ((declaration.search ?? []).length > 0) filters.q = searchFilter(searchedText(declaration.search ?? []))
@@ -240,7 +256,7 @@ function statementsOf (resource: Resource): ResourceData {
     filters
   } as unknown as ListSpec
   // A unique key of several columns is answered naming the one its client set, not the owner or a parent's key.
-  const keys: KeyContext = { table, setByApi: [...new Set([declaration.owner, resource.under?.key, ...resource.listedUnder.map((listed) => listed.key)].filter((column) => column !== undefined))] }
+  const keys: KeyContext = { table, setByApi: [...new Set([resource.owner, resource.under?.key, ...resource.listedUnder.map((listed) => listed.key)].filter((column) => column !== undefined))] }
   const conflicts = (error: unknown): never => { throw conflictOn(error, keys) }
   // The locked row is whole, loaded fields included: `If-Match` compares it with what reads showed.
   const lock = (id: Key) => async (trx: Db) => completedIf(resource, trx, await untyped(trx).selectFrom(table).select(columns).where(key, '=', id).forUpdate().executeTakeFirst() as Row | undefined)
@@ -271,13 +287,17 @@ function statementsOf (resource: Resource): ResourceData {
     async find (db, id, fields, owner) {
       const { columns: read, loaded } = splitFields(resource, fields)
       let query = untyped(db).selectFrom(table).where(key, '=', id) as unknown as BaseQuery
-      if (owner !== undefined) query = query.where(sql.ref(declaration.owner as string), '=', owner)
+      if (owner !== undefined) query = query.where(ownedBy(owners, ownedIn, owner))
       const selected = parseFields(list, read)
       // `parseFields` always keeps `id`; another key is kept here, first as in `columns`.
       if (!selected.includes(key)) selected.unshift(key)
       const row = await selectColumns(query, list, selected).executeTakeFirst() as Row | undefined
       if (row !== undefined && loaded.length > 0) await loadFields(resource, db, [row], loaded)
       return row
+    },
+    async owns (db, id, user) {
+      const row = await untyped(db).selectFrom(table).select(ownedBy(owners, table, user, true).as('owned')).where(key, '=', id).executeTakeFirst() as { owned: boolean } | undefined
+      return row?.owned === true
     },
     async create (db, values, around, readable = []) {
       const insert = async (trx: Db, written: Values) => {
@@ -367,8 +387,8 @@ export interface RelationData {
   readonly columns: readonly string[]
   /** The target's list, with `PARENT_FILTER` for the parent's id (and `OWNER_FILTER` when the target has an owner). */
   readonly list: ListSpec
-  /** The target's owner column, when its read rule narrows what a caller sees to their own rows. */
-  readonly owner?: string
+  /** The target's owner rule, when its read rule narrows what a caller sees to their own rows. */
+  readonly owner?: OwnerRule
   /** Sets the target's loaded fields on its rows, when it has some (one statement per field for all the rows). */
   readonly load?: (db: Db, rows: readonly Row[]) => Promise<void>
   /** The fields the target's `q` searches (none when it has no search). */
@@ -386,7 +406,7 @@ export function relationData (relation: Relation): RelationData {
     ? { where: (query, id) => query.where(sql<boolean>`${sql.ref(`${target.table}.id`)} in (select ${sql.ref(`tandem_link.${relation.otherKey as string}`)} from ${sql.table(relation.through as string)} as tandem_link where ${sql.ref(`tandem_link.${relation.key}`)} = ${id})`) }
     : { where: (query, id) => query.where(sql.ref(`${target.table}.${relation.key}`), '=', id) }
   const rule = target.resource?.auth.read
-  const owner = rule === 'owner' || rule === 'ownerOrAdmin' ? target.resource?.owner : undefined
+  const owner = rule === 'owner' || rule === 'ownerOrAdmin' ? ownerRuleOf(target.resource) : undefined
   const declared = target.resource
   const load = declared === undefined || declared.loaded.length === 0 ? undefined : async (db: Db, rows: readonly Row[]) => loadFields(declared, db, rows)
   const search = declared?.search ?? []
@@ -403,7 +423,7 @@ export async function embedRelations (db: Db, rows: Row[], relations: readonly R
   await Promise.all(relations.map(async ({ relation, columns, owner: ownerColumn, load }) => {
     const link = linkOf(relation)
     const owner = owners.get(relation.name)
-    const narrow = ownerColumn === undefined || owner === undefined ? undefined : { column: ownerColumn, value: owner }
+    const narrow = ownerColumn === undefined || owner === undefined ? undefined : { owners: ownerColumn, value: owner }
     const keyOf = (row: Row): Key | undefined => keyOfType(link.keyType, row[link.by])
     const found = await linkedRows(db, link, rows.flatMap((row) => keyOf(row) ?? []), columns, limits.get(relation.name) ?? EMBEDDED_LIMIT, narrow)
     await load?.(db, [...found.values()].flat() as Row[])

@@ -132,7 +132,7 @@ function objectOf (types: PlannedTypes, type: PlannedType, gqlType: GraphQLObjec
       name: key,
       link: relation.link,
       limit: relation.link.list ? listLimit(args.limit) : undefined,
-      ...owner === undefined || relation.narrow === undefined ? {} : { narrow: { column: relation.narrow.column, value: owner } }
+      ...owner === undefined || relation.narrow === undefined ? {} : { narrow: { owners: relation.narrow.owners, value: owner } }
     })
   }
   return { columns, constants, order: [...fields.keys()], below }

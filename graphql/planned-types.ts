@@ -7,6 +7,8 @@ import { linkOf, type Link } from '../db/relations.js'
 import type { Relation as DeclaredRelation } from '../schema/relation-targets.js'
 import { servedRelations } from '../schema/relation-targets.js'
 import type { FieldRules, Resource } from '../schema/resource.js'
+import { ownerRuleOf, resolveOwners } from '../schema/owners.js'
+import type { OwnerRule } from '../db/owners.js'
 import { camelCase, targetTypeOf } from '../schema/resource-sdl.js'
 
 /** A relation field of a planned type: the type it reaches, how, and the read rule of its target. */
@@ -14,8 +16,8 @@ export interface PlannedRelation {
   /** The GraphQL type of its rows. */
   type: string
   link: Link
-  /** The target's read rule narrows its rows to their owner's by this column (owner rules only). */
-  narrow?: { column: string, resource: Resource }
+  /** The target's read rule narrows its rows to their owner's by its owner rule (owner rules only). */
+  narrow?: { owners: OwnerRule, resource: Resource }
   /** Whether reading it needs a signed-in caller (its target is not public). */
   needsCaller: boolean
 }
@@ -45,8 +47,8 @@ function plannedRelation (relation: DeclaredRelation): PlannedRelation {
   const { target } = relation
   const link = linkOf(relation)
   const rule = target.resource?.auth.read
-  const owner = target.resource?.owner
-  const narrow = (rule === 'owner' || rule === 'ownerOrAdmin') && owner !== undefined && target.resource !== undefined ? { column: owner, resource: target.resource } : undefined
+  const owners = target.resource === undefined ? [] : ownerRuleOf(target.resource)
+  const narrow = (rule === 'owner' || rule === 'ownerOrAdmin') && owners.length > 0 && target.resource !== undefined ? { owners, resource: target.resource } : undefined
   return { type: targetTypeOf(target), link, needsCaller: target.read !== 'public', ...narrow === undefined ? {} : { narrow } }
 }
 
@@ -74,6 +76,7 @@ const capitalized = (name: string): string => name.charAt(0).toUpperCase() + nam
  */
 export function plannedTypes (resources: readonly Resource[]): PlannedTypes {
   const types = new Map<string, PlannedType>()
+  resolveOwners(resources)
   for (const resource of resources) {
     const relations = new Map(servedRelations(resource, resources).map((relation) => [relation.name, plannedRelation(relation)]))
     types.set(capitalized(resource.name), typeOf(capitalized(resource.name), resource.columns, resource.fieldRules, relations, resource))

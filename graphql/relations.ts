@@ -256,7 +256,7 @@ export function relationPlanner (types: PlannedTypes): RelationPlanner {
         link: relation.link,
         limit: relation.link.list ? listLimit(limit) : undefined,
         columns: named(type, shown),
-        ...owner === undefined || relation.narrow === undefined ? {} : { narrow: { column: relation.narrow.column, value: owner } },
+        ...owner === undefined || relation.narrow === undefined ? {} : { narrow: { owners: relation.narrow.owners, value: owner } },
         below: nested(below, viewer)
       }
     })
@@ -280,7 +280,7 @@ export function relationPlanner (types: PlannedTypes): RelationPlanner {
       const { relation } = fetch
       const limit = relation.link.list ? listLimit(fetch.limit) : undefined
       const owner = ownerFor(relation, viewer)
-      const narrow = owner === undefined || relation.narrow === undefined ? undefined : { column: relation.narrow.column, value: owner }
+      const narrow = owner === undefined || relation.narrow === undefined ? undefined : { owners: relation.narrow.owners, value: owner }
       const found = await linkedRows(db, relation.link, rows.flatMap((row) => keyOf(row, relation) ?? []), fetch.columns, limit, narrow)
       const children: Row[] = []
       for (const row of rows) {

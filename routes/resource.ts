@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, FastifySchemaCompiler, RouteShorthandOptions } from 'fastify'
+import { createOwnerWords, resolveOwners, whoMay } from '../schema/owners.js'
 import type { TObject } from '@sinclair/typebox'
 import { parseInclude } from '../db/relations.js'
 import { relationData } from '../db/resource.js'
@@ -39,6 +40,8 @@ function routeAuth (rule: AccessRule): AuthRule | undefined {
  * `resources` are every declared resource, where its relations' targets (and parent) are found.
  */
 export function declaredRoutes (resource: Resource, resources: readonly Resource[] = [resource]): FastifyPluginAsync {
+  // Who owns each resource's rows, through their relations' targets: resolved before any statement is built.
+  resolveOwners(resources)
   const served = servedRelations(resource, resources).map(relationData)
   // What `include=` offers: relations declared `include: false` are GraphQL fields only.
   const relations = served.filter(({ relation }) => relation.include !== false)
@@ -137,7 +140,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
     if (!singular) {
       app.get(`/${plural}`, {
         config: withAuth(auth.read),
-        schema: { tags, summary: `List ${plural}`, querystring: schemas.listQuery, response: { 200: schemas.list, ...errors(400, 401, 403, 429) } }
+        schema: { tags, summary: `List ${plural}`, description: whoMay(resource, auth.read, true), querystring: schemas.listQuery, response: { 200: schemas.list, ...errors(400, 401, 403, 429) } }
       }, async (request, reply) => listed(request, reply))
     }
 
@@ -150,13 +153,13 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       const properties = Object.fromEntries(Object.entries(schemas.listQuery.properties).filter(([name]) => !keyFilters.includes(name)))
       app.get(`/${pluralOf(relation.target)}/:id/${plural}`, {
         config: withAuth(auth.read),
-        schema: { tags, summary: `List the ${plural} of a ${relation.target.name}`, params: paramsOf(relation.target), querystring: { ...schemas.listQuery, properties }, response: { 200: schemas.list, ...errors(400, 401, 403, 404, 429) } }
+        schema: { tags, summary: `List the ${plural} of a ${relation.target.name}`, description: whoMay(resource, auth.read, true), params: paramsOf(relation.target), querystring: { ...schemas.listQuery, properties }, response: { 200: schemas.list, ...errors(400, 401, 403, 404, 429) } }
       }, async (request, reply) => listed(request, reply, { relation: name, id: (request.params as Params).id }))
     }
 
     app.get(itemPath, {
       config: withAuth(auth.read),
-      schema: { tags, summary: `Get ${one}`, params: IdParams, querystring: schemas.itemQuery, response: { 200: schemas.selection, 304: NotModified, ...errors(400, 401, 403, 404, 429) } }
+      schema: { tags, summary: `Get ${one}`, description: whoMay(resource, auth.read), params: IdParams, querystring: schemas.itemQuery, response: { 200: schemas.selection, 304: NotModified, ...errors(400, 401, 403, 404, 429) } }
     }, async (request, reply) => {
       const query = request.query as Query
       const shape = await includes(request, query)
@@ -191,7 +194,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       app.post(underPath ?? `/${plural}`, {
         config: { ...createConfig(rule), ...bulk ? { openapi: { body: Type.Union([schemas.create, Type.Array(schemas.create, { minItems: 1, maxItems: app.tandemConfig.bulkMaxItems })]), responses: { 201: Type.Union([schemas.item, batch], { description: 'The row; for an array, `{"data": [...]}`: the rows in the order given' }) } } } : {} },
         validatorCompiler: bodyValidator,
-        schema: { tags, summary: resource.create?.summary ?? (under === undefined ? `Create a ${resource.name}` : `Create a ${resource.name} of a ${under.target.name}`), ...bulk ? { description: `An array of up to ${app.tandemConfig.bulkMaxItems} items creates them all in one transaction, or none: 201 with \`{"data": [...]}\` in the order given; an item refused answers as one create would, its \`field\` naming the item (\`[3].name\`).` } : {}, ...under === undefined ? {} : { params: paramsOf(under.target) }, querystring: WriteQuery, body: schemas.create, response: { 201: schemas.item, ...errors(400, 401, 403, ...under === undefined ? [] : [404], 409, 413, 415, 422, 429) } }
+        schema: { tags, summary: resource.create?.summary ?? (under === undefined ? `Create a ${resource.name}` : `Create a ${resource.name} of a ${under.target.name}`), description: `${whoMay(resource, rule)}${createOwnerWords(resource)}${bulk ? ` An array of up to ${app.tandemConfig.bulkMaxItems} items creates them all in one transaction, or none: 201 with \`{"data": [...]}\` in the order given; an item refused answers as one create would, its \`field\` naming the item (\`[3].name\`).` : ''}`, ...under === undefined ? {} : { params: paramsOf(under.target) }, querystring: WriteQuery, body: schemas.create, response: { 201: schemas.item, ...errors(400, 401, 403, ...under === undefined ? [] : [404], 409, 413, 415, 422, 429) } }
       }, async (request, reply) => {
         const parent = under === undefined ? undefined : (request.params as Params).id
         const caller = rule === 'public' ? undefined : request.user
@@ -219,14 +222,14 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
     if (bulkUpdate !== false) {
       app.patch(`/${plural}`, {
         config: withAuth(bulkUpdate),
-        schema: { tags, summary: `Change some fields of every ${resource.name} the filters find`, description: `At least one filter; each row under the rules of a change, in one transaction; more than ${app.tandemConfig.bulkMaxItems} rows found is a 422, nothing changed.`, querystring: whereQuery, body: schemas.patch, response: { 200: BulkAnswer, ...errors(400, 401, 403, 409, 413, 415, 422, 429) } }
+        schema: { tags, summary: `Change some fields of every ${resource.name} the filters find`, description: `${whoMay(resource, bulkUpdate)} At least one filter; each row under the rules of a change (${whoMay(resource, auth.update as AccessRule).replace('may call it', 'may change it').replace(/\.$/, '')}), in one transaction; more than ${app.tandemConfig.bulkMaxItems} rows found is a 422, nothing changed.`, querystring: whereQuery, body: schemas.patch, response: { 200: BulkAnswer, ...errors(400, 401, 403, 409, 413, 415, 422, 429) } }
       }, async (request) => model.updateWhere(request.user, whereOf(request), request.body as Record<string, unknown>))
     }
     const bulkDelete = resource.bulk.delete
     if (bulkDelete !== false) {
       app.delete(`/${plural}`, {
         config: withAuth(bulkDelete),
-        schema: { tags, summary: `Delete every ${resource.name} the filters find`, description: `At least one filter; each row under the rules of a deletion, in one transaction; more than ${app.tandemConfig.bulkMaxItems} rows found is a 422, nothing deleted.`, querystring: whereQuery, response: { 200: BulkAnswer, ...errors(400, 401, 403, 409, 422, 429) } }
+        schema: { tags, summary: `Delete every ${resource.name} the filters find`, description: `${whoMay(resource, bulkDelete)} At least one filter; each row under the rules of a deletion (${whoMay(resource, auth.delete as AccessRule).replace('may call it', 'may delete it').replace(/\.$/, '')}), in one transaction; more than ${app.tandemConfig.bulkMaxItems} rows found is a 422, nothing deleted.`, querystring: whereQuery, response: { 200: BulkAnswer, ...errors(400, 401, 403, 409, 422, 429) } }
       }, async (request) => model.removeWhere(request.user, whereOf(request)))
     }
 
@@ -234,7 +237,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       const rule = auth.update
       app.put(itemPath, {
         config: withAuth(rule),
-        schema: { tags, summary: `Replace ${one}`, params: IdParams, querystring: WriteQuery, body: schemas.replace, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
+        schema: { tags, summary: `Replace ${one}`, description: whoMay(resource, rule), params: IdParams, querystring: WriteQuery, body: schemas.replace, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
       }, async (request, reply) => {
         const row = found(await model.replace(request.user, (request.params as Params).id, request.body as Record<string, unknown>, { check: ifMatch(request) }), missing)
         return written(reply, row)
@@ -242,7 +245,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
 
       app.patch(itemPath, {
         config: withAuth(rule),
-        schema: { tags, summary: `Change some fields of ${one}`, params: IdParams, querystring: WriteQuery, body: schemas.patch, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
+        schema: { tags, summary: `Change some fields of ${one}`, description: whoMay(resource, rule), params: IdParams, querystring: WriteQuery, body: schemas.patch, response: { 200: schemas.item, ...errors(400, 401, 403, 404, 409, 412, 413, 415, 422, 429) } }
       }, async (request, reply) => {
         const row = found(await model.update(request.user, (request.params as Params).id, request.body as Record<string, unknown>, { check: ifMatch(request) }), missing)
         return written(reply, row)
@@ -255,6 +258,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         schema: {
           tags,
           summary: action.summary ?? `${name} ${one}`,
+          description: whoMay(resource, action.auth),
           params: IdParams,
           querystring: WriteQuery,
           // Closed like every other body of the API unless the host opened it; no body at all when there is no input.
@@ -272,7 +276,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
     if (auth.delete !== false) {
       app.delete(`/${plural}/:id`, {
         config: withAuth(auth.delete),
-        schema: { tags, summary: `Delete a ${resource.name}`, params: IdParams, querystring: WriteQuery, response: { 204: NoContent, ...errors(400, 401, 403, 404, 409, 412, 422, 429) } }
+        schema: { tags, summary: `Delete a ${resource.name}`, description: whoMay(resource, auth.delete), params: IdParams, querystring: WriteQuery, response: { 204: NoContent, ...errors(400, 401, 403, 404, 409, 412, 422, 429) } }
       }, async (request, reply) => {
         found(await model.remove(request.user, (request.params as Params).id, { check: ifMatch(request) }), resource.name)
         return reply.code(204).send(null)

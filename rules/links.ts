@@ -12,7 +12,9 @@ import { linksOf, type ResourceLink } from '../schema/links.js'
 import type { Key, KeyType } from '../schema/keys.js'
 import type { LinkEvent, Resource } from '../schema/resource.js'
 import { tellDeclaredSubscribers } from './events.js'
-import { callerNeeded, forbidsOthersRows, mayRead, readableOwner, readRefused } from './resource.js'
+import { callerNeeded, forbidsOthersRows, mayRead, ownsInRow, readableOwner, readRefused } from './resource.js'
+import { ownerRuleOf } from '../schema/owners.js'
+import type { Db } from '../db/connect.js'
 import type { WriteDb } from './resource-writes.js'
 
 /** What a link write did, and to what. */
@@ -63,14 +65,18 @@ export function linkWrites (app: FastifyInstance, resource: Resource, data: Reso
 
   /**
    * That `caller` may change the links of `row`: a row they may not read is no such row (404, or 403
-   * with `othersRows: 'forbidden'`); on one they may read, the owner rule (403).
+   * with `othersRows: 'forbidden'`); on one they may read, the owner rule (403). Owned through a
+   * relation, the row's owner is asked in the write's transaction `trx` (db/owners.ts, share-locked).
    */
-  const mayLink = (link: ResourceLink, caller: AccessUser, row: Readonly<Record<string, unknown>>): void => {
-    if (!mayRead(resource, caller, row)) throw forbidsOthersRows(resource) ? readRefused(resource) : notFound(name)
+  const mayLink = async (link: ResourceLink, caller: AccessUser, row: Readonly<Record<string, unknown>>, trx?: Db): Promise<void> => {
+    let owned: boolean | undefined
+    const owns = async (): Promise<boolean> => owned ??= ownsInRow(resource, caller.sub, row) ?? (trx !== undefined && await data.owns(trx, row[key] as Key, caller.sub))
+    const readOwner = readableOwner(resource, caller)
+    if (readOwner !== undefined && !await owns()) throw forbidsOthersRows(resource) ? readRefused(resource) : notFound(name)
     const { rule } = link
     if (rule !== 'owner' && rule !== 'ownerOrAdmin') return
     if (rule === 'ownerOrAdmin' && caller.role === 'admin') return
-    if (Number(row[resource.owner as string]) !== caller.sub) throw forbidden(`only its owner${rule === 'owner' ? '' : ' or an administrator'} may change the ${link.relation.name} of this ${name}`)
+    if (!await owns()) throw forbidden(`only its owner${rule === 'owner' ? '' : ' or an administrator'} may change the ${link.relation.name} of this ${name}`)
   }
 
   /** Announces `event` of the link after the commit, when the relation declares it. */
@@ -85,15 +91,15 @@ export function linkWrites (app: FastifyInstance, resource: Resource, data: Reso
     const other = target.resource
     if (other === undefined) throw new Error(`relation ${relation} of ${name}: ${target.name} is declared; pass its declaration with the resources`)
     // A row that is its own owner is known from the id: refused before it is looked for, as a change is.
-    if (resource.owner === key) mayLink(link, user, { [key]: id })
+    if (resource.owner === key && resource.owners.length === 1) await mayLink(link, user, { [key]: id })
     const owner = readableOwner(other, caller)
-    const linkedRow = { table: other.table, key: other.key, columns: other.columns, owner: owner === undefined ? undefined : { column: other.owner as string, id: owner } }
+    const linkedRow = { table: other.table, key: other.key, columns: other.columns, owner: owner === undefined ? undefined : { owners: ownerRuleOf(other), id: owner } }
     const table = { through: link.relation.through, key: link.relation.key, otherKey: link.relation.otherKey }
     const db = options.db ?? app.db
     let changed = false
     let otherRow: Row | undefined
     // This row locked first: two writes of its links wait on each other, and it cannot go meanwhile.
-    const row = await data.withLocked(typeof db === 'function' ? await db() : db, id, (current) => { mayLink(link, user, current) }, async (trx, current) => {
+    const row = await data.withLocked(typeof db === 'function' ? await db() : db, id, async (current, trx) => { await mayLink(link, user, current, trx) }, async (trx, current) => {
       otherRow = await lockLinkedRow(trx, linkedRow, otherId)
       if (otherRow === undefined) throw notFound(target.name)
       changed = kind === 'link' ? await insertLink(trx, table, id, otherId) : await deleteLink(trx, table, id, otherId)
@@ -126,7 +132,8 @@ export function linkWrites (app: FastifyInstance, resource: Resource, data: Reso
         // Compared as text: an event may have come through JSON.
         (wanted.id === undefined || String(payload.link[column]) === String(wanted.id)) &&
         (wanted.otherId === undefined || String(payload.link[otherKey]) === String(wanted.otherId)) &&
-        mayRead(resource, caller, payload.row) && mayRead(other, caller, payload.other)
+        // An owner through a relation cannot be told from an event's row: not heard (as `hearing` of the resource refuses it).
+        mayRead(resource, caller, payload.row) === true && mayRead(other, caller, payload.other) === true
     }
   }
 }

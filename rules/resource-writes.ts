@@ -13,7 +13,7 @@ import { inBatch, underSavepoint } from '../db/transaction.js'
 import { servedRelations } from '../schema/relation-targets.js'
 import type { Resource } from '../schema/resource.js'
 import type { ResourceHooks } from '../schema/resource-hooks.js'
-import { changeRefused, createdValues, forbidsOthersRows, mayRead, readableKeys, splitInputs } from './resource.js'
+import { changeRefused, createdValues, forbidsOthersRows, ownsInRow, readableKeys, readableOwner, splitInputs } from './resource.js'
 
 type Values = Record<string, unknown>
 
@@ -161,24 +161,33 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
   const relations = servedRelations(resource, resources)
   const readable = (caller: AccessUser | undefined) => readableKeys(resource, relations, caller)
   // A change the rules refuse on a row the caller may not read is answered as a read of it is: as no
-  // such row (404), or 403 with `othersRows: 'forbidden'`; on a row they may read, 403.
-  const mayChange = (action: string, caller: AccessUser | undefined, row: Values): void => {
-    const refused = changeRefused(resource, action, caller, row)
-    if (refused === undefined) return
-    if (mayRead(resource, caller, row) || forbidsOthersRows(resource)) throw refused
+  // such row (404), or 403 with `othersRows: 'forbidden'`; on a row they may read, 403. The row is
+  // the caller's when they own it by a column of it, or, through a relation, by the data layer's
+  // answer in the write's transaction, which share-locks what it reads (a parent, a join table's row).
+  const refuse = (refused: Error, caller: AccessUser | undefined): never => {
+    // Not their own: readable when the read rule does not narrow them to their own rows.
+    if (readableOwner(resource, caller) === undefined || forbidsOthersRows(resource)) throw refused
     throw new HiddenRow()
+  }
+  const mayChange = async (action: string, caller: AccessUser | undefined, row: Values, trx: Db): Promise<void> => {
+    const refused = changeRefused(resource, action, caller)
+    if (refused === undefined) return
+    if (caller !== undefined && (ownsInRow(resource, caller.sub, row) ?? await data.owns(trx, row[resource.key] as Key, caller.sub))) return
+    refuse(refused, caller)
   }
   // An owner that is the key is known from the id asked: owner rules refuse before the row is looked
   // for, so a caller who may not change it learns nothing of whether it exists (403, or, where the
   // read rule hides another's row, 404, whether it exists or not).
-  const ownedByKey = resource.owner === resource.key
+  const ownedByKey = resource.owner === resource.key && resource.owners.length === 1
   const mayChangeId = (action: string, caller: AccessUser | undefined, id: Key): void => {
-    if (ownedByKey) mayChange(action, caller, { [resource.key]: id })
+    if (!ownedByKey) return
+    const refused = changeRefused(resource, action, caller)
+    if (refused !== undefined && (caller === undefined || ownsInRow(resource, caller.sub, { [resource.key]: id }) !== true)) refuse(refused, caller)
   }
   // The rules first, then the transport's `If-Match`.
-  const checked = (action: string, caller: AccessUser | undefined, check: Precondition<Row> | undefined): Precondition<Row> => (current) => {
-    mayChange(action, caller, current)
-    check?.(current)
+  const checked = (action: string, caller: AccessUser | undefined, check: Precondition<Row> | undefined): Precondition<Row> => async (current, trx) => {
+    await mayChange(action, caller, current, trx)
+    await check?.(current, trx)
   }
   const ownCreate = resource.create
   type Context<Caller = AccessUser | undefined> = { caller: Caller, app: FastifyInstance, afterCommit: (fn: Later) => void }

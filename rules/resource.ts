@@ -2,7 +2,9 @@
 import type { FastifyInstance } from 'fastify'
 import type { ReadableKey } from '../db/resource.js'
 import type { AccessUser } from '../plugins/auth.js'
+import { ownedInRow } from '../db/owners.js'
 import { forbidden } from '../schema/errors.js'
+import { ownerRuleOf } from '../schema/owners.js'
 import { tellDeclaredSubscribers } from './events.js'
 import type { Relation } from '../schema/relation-targets.js'
 import type { AccessRule, Resource, ResourceEvent, ResourceEventSpec } from '../schema/resource.js'
@@ -45,7 +47,7 @@ export function readRefused (resource: Resource): Error {
  * rule, as `readableOwner` applies it to the target's own lists. Relations whose target has no owner
  * rule are not in it.
  */
-export function relationOwners (relations: ReadonlyArray<{ relation: Relation, owner?: string }>, caller: AccessUser | undefined): Map<string, number> {
+export function relationOwners (relations: ReadonlyArray<{ relation: Relation, owner?: unknown }>, caller: AccessUser | undefined): Map<string, number> {
   const owners = new Map<string, number>()
   for (const { relation, owner } of relations) {
     const target = relation.target.resource
@@ -56,10 +58,24 @@ export function relationOwners (relations: ReadonlyArray<{ relation: Relation, o
   return owners
 }
 
-/** Whether `caller` may read `row` by the resource's read rule (owner rules look at the row's owner). */
-export function mayRead (resource: Resource, caller: AccessUser | undefined, row: Record<string, unknown>): boolean {
+/**
+ * Whether `user` owns `row`, told from its columns when the owner rule looks at nothing else;
+ * undefined when it goes through a relation (the data layer's `owns` tells, on the locked row).
+ */
+export function ownsInRow (resource: Resource, user: number, row: Readonly<Record<string, unknown>>): boolean | undefined {
+  const rule = ownerRuleOf(resource)
+  if (!ownedInRow(rule)) return undefined
+  return rule.some((path) => path.kind === 'column' && Number(row[path.column]) === user)
+}
+
+/**
+ * Whether `caller` may read `row` by the resource's read rule (owner rules look at the row's owner),
+ * told from the row alone; undefined when the owner rule goes through a relation and the caller reads
+ * their own rows only.
+ */
+export function mayRead (resource: Resource, caller: AccessUser | undefined, row: Readonly<Record<string, unknown>>): boolean | undefined {
   const owner = readableOwner(resource, caller)
-  return owner === undefined || Number(row[resource.owner as string]) === owner
+  return owner === undefined || ownsInRow(resource, owner, row)
 }
 
 /**
@@ -75,20 +91,27 @@ export function readableKeys (resource: Resource, relations: readonly Relation[]
     const declared = target.resource
     if (kind !== 'belongsTo' || !writable.includes(key) || declared === undefined) continue
     const ownerId = readableOwner(declared, caller)
-    if (ownerId !== undefined) keys.push({ field: key, table: declared.table, key: declared.key, owner: declared.owner as string, ownerId })
+    if (ownerId !== undefined) keys.push({ field: key, table: declared.table, key: declared.key, owners: ownerRuleOf(declared), ownerId })
+  }
+  // A row owned through its parent alone (no owner column of its own, which a create sets to the
+  // caller): a create or a change of the parent's key names a parent the caller owns; an administrator any.
+  if (resource.owner === undefined && caller !== undefined && caller.role !== 'admin') {
+    for (const path of ownerRuleOf(resource)) {
+      if (path.kind === 'parent') keys.push({ field: path.key, table: path.table, key: path.targetKey, owners: [{ kind: 'column', column: path.column }], ownerId: caller.sub })
+    }
   }
   return keys
 }
 
 /**
- * Why `caller` may not make a change of `row` (checked on the locked row, inside the write), or
- * undefined when they may: `update`, `delete`, or the name of one of the declaration's actions.
+ * Why `caller` may not make a change of a row when they do not own it (`update`, `delete`, or the name
+ * of one of the declaration's actions), or undefined when its rule does not ask who owns the row
+ * (an administrator under `ownerOrAdmin`, a rule that is not an owner rule).
  */
-export function changeRefused (resource: Resource, action: string, caller: AccessUser | undefined, row: Record<string, unknown>): Error | undefined {
+export function changeRefused (resource: Resource, action: string, caller: AccessUser | undefined): Error | undefined {
   const rule = action === 'update' || action === 'delete' ? resource.auth[action] : resource.actions?.[action]?.auth
   if (rule !== 'owner' && rule !== 'ownerOrAdmin') return undefined
   if (rule === 'ownerOrAdmin' && caller?.role === 'admin') return undefined
-  if (caller !== undefined && Number(row[resource.owner as string]) === caller.sub) return undefined
   return forbidden(rule === 'owner' ? `only its owner may ${action} this ${resource.name}` : `only its owner or an administrator may ${action} this ${resource.name}`)
 }
 
@@ -158,5 +181,5 @@ export function announce (app: FastifyInstance, resource: Resource, event: Resou
   tellDeclaredSubscribers(app, declared.subscription, payload)
 }
 
-/** Whether a subscriber may hear of `row`: the read rule, with owner rules narrowing to the caller's rows. */
-export const mayHear = mayRead
+/** Whether a subscriber may hear of `row`: the read rule, with owner rules narrowing to the caller's rows (only those told by the row: see `hearing`). */
+export const mayHear = (resource: Resource, caller: AccessUser | undefined, row: Readonly<Record<string, unknown>>): boolean => mayRead(resource, caller, row) === true

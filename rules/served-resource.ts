@@ -15,6 +15,8 @@ import type { Db } from '../db/connect.js'
 import type { JsonObject } from '../db/relations.js'
 import { mayMatchField, narrowFilters, shownRow, shownRows, withOwnerColumn } from './field-rules.js'
 import { announce, callerNeeded, forbidsOthersRows, mayRead, readableOwner, readRefused, replacedValues } from './resource.js'
+import { ownerRuleOf, resolveOwners } from '../schema/owners.js'
+import { ownedInRow } from '../db/owners.js'
 import { checkInput } from './checked-input.js'
 import { parseKey, type Key, type KeyType } from '../schema/keys.js'
 import { itemError, resourceWrites, type WriteDb } from './resource-writes.js'
@@ -214,6 +216,8 @@ export function admitted (rule: AccessRule | false | undefined, caller: Caller, 
  * `resources` are every resource served beside it, where its relations' targets (and parent) are found.
  */
 export function serveResource (app: FastifyInstance, resource: Resource, resources: readonly Resource[] = [resource]): ServedResource {
+  // Who owns the rows of every resource served beside it (through their relations' targets), checked once at start.
+  resolveOwners(resources)
   const data: ResourceData = resourceData(resource)
   const writes = resourceWrites(resource, data, resources)
   const links = linkWrites(app, resource, data, resources, (caller, row) => shownRow(resource.fieldRules, caller, row))
@@ -226,11 +230,14 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
   const actionInputs = new Map(Object.entries(resource.actions ?? {}).map(([action, { input }]) =>
     [action, (input === undefined ? { type: 'object', maxProperties: 0 } : { ...input, additionalProperties: input.additionalProperties ?? false }) as TSchema]))
   // The owner's resource (its `belongsTo` by the owner column), and the filter that names one owner's
-  // rows: the declared equality filter on the owner column, whose cursors a page of one owner then shares.
-  const ownerColumn = resource.owner
+  // rows: the declared equality filter on the owner column, whose cursors a page of one owner then
+  // shares, when that column is the only owner (else every row the user owns, by any path).
+  const ownerColumn = resource.owners.length === 1 ? resource.owner : undefined
   const relations = servedRelations(resource, resources)
   const ownerTarget = relations.find(({ kind, key }) => kind === 'belongsTo' && key === ownerColumn)?.target
-  const ownerFilter = resource.filters.find(({ field, op }) => field === ownerColumn && op === '=')?.name ?? OWNER_FILTER
+  const ownerFilter = (ownerColumn === undefined ? undefined : resource.filters.find(({ field, op }) => field === ownerColumn && op === '=')?.name) ?? OWNER_FILTER
+  // Whether an event's row tells who owns it (an owner rule of its columns alone).
+  const ownedInEvent = ownedInRow(ownerRuleOf(resource))
   // Each relation the rows are listed under: the filter naming one target's rows, the target (for the 404).
   const listedUnder = new Map(resource.listedUnder.map((listed) => [listed.relation, { ...listed, target: relations.find(({ name }) => name === listed.relation)?.target }]))
   // The key type of the row the resource lives under (`under`), which a create names.
@@ -248,7 +255,7 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
       return { filter: listed.filter, id, target: listed.target, ofOwner: listed.key === ownerColumn }
     }
     if (owner === undefined) return undefined
-    if (ownerColumn === undefined) throw new Error(`${name} has no owner to list the rows of`)
+    if (resource.owners.length === 0) throw new Error(`${name} has no owner to list the rows of`)
     return { filter: ownerFilter, id: checkedKey('integer', owner, 'owner'), target: ownerTarget, ofOwner: true }
   }
 
@@ -430,7 +437,10 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
     },
     hearing (caller, wanted) {
       admitted(auth.read, caller, `read of ${name}`)
-      return (row) => mayRead(resource, caller, row) && wanted.every(([field, value]) => mayMatchField(rules, caller, row, field) && sameValue(row[field], value))
+      // An event's row cannot tell who owns it through a relation: a subscriber narrowed to their own
+      // rows would need a statement per event, so the subscription is refused (administrators under ownerOrAdmin hear every row).
+      if (!ownedInEvent && readableOwner(resource, caller) !== undefined) throw forbidden(`the events of ${plural} are heard by subscribers who read every ${name} only: its owner is found through a relation`)
+      return (row) => mayRead(resource, caller, row) === true && wanted.every(([field, value]) => mayMatchField(rules, caller, row, field) && sameValue(row[field], value))
     },
     async link (caller, relation, id, otherId, options = {}) {
       return links.link(caller, relation, checkedId(id), checkedKey(links.otherKeyType(relation), otherId, 'otherId'), options)

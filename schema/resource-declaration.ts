@@ -42,6 +42,8 @@ const Flag = Type.Boolean({ expected: 'true or false' })
 const Fn = Type.Function([], Type.Unknown(), { expected: 'a function' })
 const Field = Type.String({ expected: 'the name of a field' })
 const Fields = Type.Array(Field, { expected: 'a list of field names' })
+// An owner: a field (`owner_id`), a relation's target's column (`project.owner_id`) or a relation (`watchers`).
+const OwnerPath = Type.String({ pattern: '^[a-z][a-zA-Z0-9_]*(\\.[a-z][a-z0-9_]*)?$', expected: 'a field, relation.column or a relation\'s name' })
 const optional = <T extends TSchema>(schema: T) => Type.Optional(schema)
 /** An object of these options and no other: `known` says what an unknown key is not. */
 const closed = (properties: Record<string, TSchema>, known: string, expected = 'an object'): TSchema =>
@@ -96,7 +98,7 @@ const options: { [Option in keyof ResourceDeclaration]-?: TSchema } = {
   table: Identifier,
   representation: objectSchema(IDENTIFIER, 0, 'a Type.Object (TypeBox) whose fields are lower-case SQL identifiers'),
   generated: Fields,
-  owner: optional(Field),
+  owner: optional(Type.Union([OwnerPath, Type.Array(OwnerPath, { minItems: 1, expected: 'a list of one or more owners' })], { expected: 'a field, relation.column or a relation\'s name, or a list of them' })),
   ownerOnCreate: optional(Fn),
   loaded: optional(byField(closed({ load: Fn }, 'an option of a loaded field (load)'), 'an object of fields, each { load }')),
   writable: Fields,

@@ -171,7 +171,7 @@ const RESERVED_ACTIONS = ['create', 'read', 'update', 'delete']
 
 interface Behaviour {
   name: string
-  owner?: string
+  owner?: string | readonly string[]
   hooks?: object
   create?: unknown
   ownerOnCreate?: unknown

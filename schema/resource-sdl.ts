@@ -259,7 +259,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
     const relations = resolveRelations(resource, known)
     // The links its manyToMany relations write (`linkTaskWatcher`), and their events.
     const links = linkSdl(resource, known)
-    const { owner, ownerOnCreate } = resource.declaration
+    const { owner, declaration: { ownerOnCreate } } = resource
     const { bulk } = resource
     const bulkMutations = [
       ...!bulk.create

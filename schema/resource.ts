@@ -51,6 +51,8 @@ export interface ResourceEventSpec {
 }
 
 type Field<R extends TObject> = Extract<keyof Static<R>, string>
+/** One way a row is owned (see `ResourceDeclaration.owner`): a field, `relation.column` or a relation's name. */
+export type OwnerDeclaration<R extends TObject = TObject> = Field<R> | `${string}.${string}` | (string & Record<never, never>)
 
 /**
  * A table as Kysely types it, from a declaration's representation (for `HostTables`): each field a
@@ -256,12 +258,21 @@ export interface ResourceDeclaration<R extends TObject = TObject, C extends Acce
   /** Fields the database sets (never accepted in a body). @example ['id', 'created_at'] */
   generated: ReadonlyArray<Field<R>>
   /**
-   * The column that names the owning user: set to the caller on create, what `owner` rules look at.
-   * `'id'` when each row is a user's own (an account): `owner` rules then mean the user itself, and a
-   * create sets no owner (it may then be `public`, a sign-up).
+   * Who owns a row, what `owner` rules (`auth`, actions, `bulk`) look at: the column that names the
+   * owning user, set to the caller on create (`'id'` when each row is a user's own, an account: `owner`
+   * rules then mean the user itself, and a create sets no owner, so it may be `public`, a sign-up); or
+   * a path through a relation: `'project.owner_id'`, the owner column of the row's `belongsTo` target
+   * (the parent's owner), or `'watchers'`, a `manyToMany` relation (a user it links to the row; to a
+   * resource with an owner: that row's owner, as `'teams.owner_id'` says it), or a `belongsTo` to users
+   * by its name; or several of them, any of which owns the row (`['assignee_id', 'project.owner_id']`).
+   * At most one is a column of the row (the one a create sets to the caller); without one, a create
+   * must name a parent its caller owns (422 naming the key otherwise; administrators may name any).
+   * Through a relation, reads are narrowed and writes checked on the locked row by one `exists`
+   * statement per path (index the join table's two keys). Field rules (`fields`) need a column.
    * @example 'owner_id'
+   * @example ['assignee_id', 'project.owner_id', 'watchers']
    */
-  owner?: Field<R>
+  owner?: OwnerDeclaration<R> | readonly [OwnerDeclaration<R>, ...Array<OwnerDeclaration<R>>]
   /**
    * Lets a create name the owner (`author_id` in the body, `authorId` in GraphQL; optional): called
    * with the caller and the owner named (undefined when left out), it returns the owner to write, or
@@ -431,8 +442,13 @@ export interface Resource<R extends TObject = TObject> {
   readonly listedUnder: readonly ListedUnder[]
   /** The field rules (`fields`), when the declaration has any. */
   readonly fieldRules?: FieldRules
-  /** The column that names each row's owning user (`owner`); the key itself when each row is its user's own. */
+  /** The column of the row that names its owning user (`owner`, or the one column among its paths); the key itself when each row is its user's own. */
   readonly owner?: string
+  /**
+   * Every way a row is owned, as declared (`owner`: a column, `relation.column` or a relation's name):
+   * empty when it has no owner. Resolved through the relations' targets at start (schema/owners.ts).
+   */
+  readonly owners: readonly string[]
   /** Fields of bodies (`writable`). */
   readonly writable: readonly string[]
   /** Text fields `q=` searches (`search`; none: no `q`). */
@@ -564,12 +580,37 @@ function filterSchema (filter: ResourceFilter, field: TSchema, description: stri
   return said === undefined ? schema : { ...schema, description: said }
 }
 
+/**
+ * The declaration's owners (`owner`), as a list, each checked against what the declaration alone can
+ * tell: a field of the representation, a declared `belongsTo` or `manyToMany` relation, or such a
+ * relation's `relation.column` (the target's column is checked at start, with the targets: schema/owners.ts).
+ */
+function ownersOf<R extends TObject, C extends AccessRule | false> (declaration: ResourceDeclaration<R, C>, properties: TProperties): string[] {
+  const { owner } = declaration
+  const owners: string[] = owner === undefined ? [] : typeof owner === 'string' ? [owner] : [...owner as readonly string[]]
+  const relations = declaration.relations ?? {}
+  for (const path of owners) {
+    check(owners.indexOf(path) === owners.lastIndexOf(path), declaration, `owner names ${path} twice`)
+    const [name, column] = path.split('.') as [string, string | undefined]
+    if (column === undefined && Object.hasOwn(properties, name)) continue
+    const relation = Object.hasOwn(relations, name) ? relations[name] : undefined
+    check(relation !== undefined, declaration, column === undefined ? `owner names ${path}, which is neither a field nor a relation` : `owner: ${path} names the relation ${name}, which is not declared`)
+    check('belongsTo' in (relation as RelationDeclaration) || 'manyToMany' in (relation as RelationDeclaration), declaration, `owner: ${path} goes through ${name}, which is not a belongsTo or a manyToMany relation`)
+  }
+  const columns = owners.filter((path) => Object.hasOwn(properties, path))
+  check(columns.length <= 1, declaration, `owner names ${columns.length} columns of the row (${columns.join(', ')}): at most one, the one a create sets to the caller; give the others through their relation`)
+  check(!columns.includes('id') || owners.length === 1, declaration, 'owner: id (each row its user\'s own) is the only owner of a row')
+  return owners
+}
+
 /** The declaration's field rules, checked: undefined when it has none. */
-function fieldRulesOf<R extends TObject, C extends AccessRule | false> (declaration: ResourceDeclaration<R, C>, key: string, events: readonly ResourceEventSpec[]): FieldRules | undefined {
+function fieldRulesOf<R extends TObject, C extends AccessRule | false> (declaration: ResourceDeclaration<R, C>, key: string, events: readonly ResourceEventSpec[], owners: readonly string[]): FieldRules | undefined {
   const declared = Object.entries(declaration.fields ?? {}) as Array<[string, FieldDeclaration | undefined]>
   if (declared.length === 0) return undefined
-  const { owner } = declaration
+  const [owner] = owners
   check(owner !== undefined, declaration, 'fields: a field read rule needs an `owner` field, whose rows it gives to their owner')
+  // A field is shown or hidden row by row from the row's own owner column: a path through a relation cannot tell from the row.
+  check(owners.length === 1 && Object.hasOwn(declaration.representation.properties, owner), declaration, 'fields: a field read rule needs an `owner` that is one column of the row; an owner through a relation (or several) cannot be told from the row')
   const keys = Object.values(declaration.relations ?? {}).filter((relation) => 'belongsTo' in relation).map((relation) => relation.key)
   const rules: Record<string, FieldReadRule> = {}
   for (const [field, rule] of declared) {
@@ -656,20 +697,22 @@ export function defineResource<R extends TObject, C extends AccessRule | false =
   const filters = withNullFilters(filtersOf(declaration.filters), properties)
   known(filters.map((filter) => filter.field), 'filters')
   known(declaration.search, 'search')
-  known(declaration.owner === undefined ? [] : [declaration.owner], 'owner')
+  const owners = ownersOf(declaration, properties)
+  // The row's own owner column, when a path is one: what a create sets to the caller.
+  const ownerColumn = owners.find((owner) => Object.hasOwn(properties, owner))
   known(loaded, 'loaded')
   for (const field of loaded) {
-    const uses = [['generated', declaration.generated], ['writable', declaration.writable], ['sort', declaration.sort], ['filters', filters.map((filter) => filter.field)], ['search', declaration.search], ['owner', [declaration.owner]]] as const
+    const uses = [['generated', declaration.generated], ['writable', declaration.writable], ['sort', declaration.sort], ['filters', filters.map((filter) => filter.field)], ['search', declaration.search], ['owner', [ownerColumn]]] as const
     for (const [what, list] of uses) check(!(list as ReadonlyArray<string | undefined> | undefined ?? []).includes(field), declaration, `${field} is loaded, so it cannot be ${what === 'owner' ? 'the owner' : `in ${what}`}`)
   }
   check(declaration.generated.includes(key as Field<R>), declaration, `\`${key}\` must be generated`)
   for (const field of declaration.writable) {
     check(!declaration.generated.includes(field), declaration, `${field} is both generated and writable`)
-    check(field !== declaration.owner, declaration, `${field} is the owner: it is set to the caller, never written`)
+    check(field !== ownerColumn, declaration, `${field} is the owner: it is set to the caller, never written`)
   }
-  check(declaration.ownerOnCreate === undefined || declaration.owner !== undefined, declaration, 'ownerOnCreate needs an `owner` field')
+  check(declaration.ownerOnCreate === undefined || ownerColumn !== undefined, declaration, 'ownerOnCreate needs an `owner` column of the row')
   // The row is its owner's own (`owner: 'id'`): a create makes the owner, it cannot name one.
-  const selfOwned = declaration.owner === 'id'
+  const selfOwned = ownerColumn === 'id'
   check(!selfOwned || declaration.ownerOnCreate === undefined, declaration, 'ownerOnCreate needs an owner column other than id: a row that is its own owner is not created as anyone')
   for (const { name: filter, field, op } of filters) {
     check(!LIST_PARAMETERS.includes(filter), declaration, `a filter cannot be named ${filter}: lists take a parameter of that name`)
@@ -692,7 +735,7 @@ export function defineResource<R extends TObject, C extends AccessRule | false =
       check(!acceptsNull(properties[declared.key] as TSchema), declaration, `relation ${relation}: under: '${under}' needs a key that is never null, and ${declared.key} may be`)
     }
     if (under === 'only') {
-      check(!(declaration.writable as readonly string[]).includes(declared.key) && declared.key !== declaration.owner, declaration, `relation ${relation}: under: 'only' sets ${declared.key} from the path, so it is neither writable nor the owner`)
+      check(!(declaration.writable as readonly string[]).includes(declared.key) && declared.key !== ownerColumn, declaration, `relation ${relation}: under: 'only' sets ${declared.key} from the path, so it is neither writable nor the owner`)
     }
   }
   const unders = Object.entries(declaration.relations ?? {}).filter(([, declared]) => underOf(declared) === 'only')
@@ -714,21 +757,21 @@ export function defineResource<R extends TObject, C extends AccessRule | false =
   const auth: ResourceAuth = {
     read: 'authenticated',
     create: 'authenticated',
-    update: declaration.owner === undefined ? 'admin' : 'ownerOrAdmin',
-    delete: declaration.owner === undefined ? 'admin' : 'ownerOrAdmin',
+    update: owners.length === 0 ? 'admin' : 'ownerOrAdmin',
+    delete: owners.length === 0 ? 'admin' : 'ownerOrAdmin',
     // A rule given as undefined is one left out.
     ...Object.fromEntries(Object.entries(declaration.auth ?? {}).filter(([, rule]) => rule !== undefined)),
     // A singular resource's row is made and removed with its parent.
     ...one === undefined ? {} : { create: false, delete: false }
   }
   for (const [action, rule] of Object.entries(auth) as Array<[ResourceAction, AccessRule | false]>) {
-    check(rule === false || !rule.startsWith('owner') || declaration.owner !== undefined, declaration, `the ${action} rule ${rule} needs an \`owner\` field`)
+    check(rule === false || !rule.startsWith('owner') || owners.length > 0, declaration, `the ${action} rule ${rule} needs an \`owner\` field`)
   }
-  check(declaration.owner === undefined || selfOwned || auth.create !== 'public', declaration, 'create cannot be public when the owner is the caller')
+  check(owners.length === 0 || selfOwned || auth.create !== 'public', declaration, 'create cannot be public when the row has an owner (the caller, or a parent the caller owns)')
   for (const [relation, declared] of Object.entries(declaration.relations ?? {})) {
     if (!('manyToMany' in declared)) continue
     const rule = declared.links ?? auth.update
-    check(rule === false || !rule.startsWith('owner') || declaration.owner !== undefined, declaration, `relation ${relation}: links: the rule ${String(rule)} needs an \`owner\` field`)
+    check(rule === false || !rule.startsWith('owner') || owners.length > 0, declaration, `relation ${relation}: links: the rule ${String(rule)} needs an \`owner\` field`)
     check(declared.key !== declared.otherKey, declaration, `relation ${relation}: key and otherKey are two columns of ${declared.through}`)
     if ((declared.events ?? []).length === 0) continue
     check(rule !== false, declaration, `relation ${relation}: its events are never announced: its links are not written through the API (links false)`)
@@ -746,7 +789,7 @@ export function defineResource<R extends TObject, C extends AccessRule | false =
     const rule = bulk[write]
     if (rule === false) continue
     check(auth[write] !== false, declaration, `bulk.${write}: the resource offers no ${write} (auth.${write} is false)`)
-    check(!rule.startsWith('owner') || declaration.owner !== undefined, declaration, `bulk.${write}: the rule ${rule} needs an \`owner\` field`)
+    check(!rule.startsWith('owner') || owners.length > 0, declaration, `bulk.${write}: the rule ${rule} needs an \`owner\` field`)
     check(filters.length > 0, declaration, `bulk.${write}: a ${write} by filter needs the resource to declare filters`)
     check(one === undefined && unders.length === 0, declaration, `bulk.${write}: the rows of a resource that lives under a parent (under: 'only' or 'one') are not listed at /{plural}`)
   }
@@ -764,7 +807,7 @@ export function defineResource<R extends TObject, C extends AccessRule | false =
     check(events.filter((other) => other.subscription === subscription).length === 1, declaration, `two events are the subscription ${subscription}`)
     known(require, `event ${event}: require`)
   }
-  const fieldRules = fieldRulesOf(declaration, key, events)
+  const fieldRules = fieldRulesOf(declaration, key, events, owners)
   const [under] = unders
   const underTarget = under === undefined ? undefined : (under[1] as { belongsTo: string }).belongsTo
   const listedUnder = Object.entries(declaration.relations ?? {}).flatMap(([relation, declared]): ListedUnder[] => {
@@ -784,7 +827,7 @@ export function defineResource<R extends TObject, C extends AccessRule | false =
   // A create's fields with their defaults, which the body's validation fills in.
   const createProperties = Object.fromEntries(declaration.writable.map((field) => [field, optionalIf((schema) => acceptsNull(schema) || 'default' in schema)(properties[field] as TSchema)]))
   // A create that may name its owner takes it last, and may leave it out (the caller).
-  if (declaration.ownerOnCreate !== undefined) createProperties[declaration.owner as string] = Type.Optional(withoutDefault(properties[declaration.owner as string] as TSchema))
+  if (declaration.ownerOnCreate !== undefined) createProperties[ownerColumn as string] = Type.Optional(withoutDefault(properties[ownerColumn as string] as TSchema))
   const replaceProperties = Object.fromEntries(Object.entries(writable).map(([field, schema]) => [field, optionalIf(acceptsNull)(schema)]))
   // Write-only inputs after the columns, as their schemas say (`Type.Optional`: may be left out), and
   // marked `writeOnly`: OpenAPI says so, and an Idempotency-Key's fingerprint leaves them out.
@@ -821,7 +864,8 @@ export function defineResource<R extends TObject, C extends AccessRule | false =
     ...under === undefined ? {} : { under: Object.freeze({ relation: under[0], key: under[1].key, target: underTarget as string }) },
     listedUnder: Object.freeze(listedUnder),
     ...fieldRules === undefined ? {} : { fieldRules },
-    ...declaration.owner === undefined ? {} : { owner: declaration.owner },
+    ...ownerColumn === undefined ? {} : { owner: ownerColumn },
+    owners: Object.freeze(owners),
     writable: Object.freeze([...declaration.writable]),
     search: Object.freeze([...declaration.search ?? []]),
     inputs: Object.freeze({ ...declaration.inputs }),
