@@ -7,6 +7,7 @@ import { sql, type Kysely } from 'kysely'
 import t from 'tap'
 import { defineResource, Type } from '../../index.js'
 import type { AccessUser } from '../../plugins/auth.js'
+import type { Db } from '../../db/connect.js'
 import { apiClient, body, build, errorCodes, graphql, signedIn } from '../helpers/app.js'
 import { serverUrl, testDb } from '../helpers/database.js'
 import { executedByGraphql } from '../helpers/executed.js'
@@ -66,13 +67,13 @@ const migrations = {
 }
 
 type Row = { id: number }
-const user = (id: number): AccessUser => ({ sub: id, role: 'user', jti: 'j', exp: 0, iat: 0 })
+const user = (id: number): AccessUser => ({ sub: id, role: 'user', jti: 'j', exp: 0, iat: 0, ver: 0 })
 
 /**
  * Ann owns the project; Bob is assigned `bobs` (Ann made it: its assignee set by hand, as a host's
  * code would); Dave watches `watched`; Carl has nothing to do with any of them.
  */
-async function setUp (t: Parameters<typeof build>[0], db?: Parameters<typeof build>[1]['db']) {
+async function setUp (t: Parameters<typeof build>[0], db?: Db) {
   const app = await build(t, { resources: [projects, tasks, notes], migrations, ...db === undefined ? {} : { db } })
   const [ann, bob, carl, dave] = [await signedIn(app, { name: 'Ann' }), await signedIn(app, { name: 'Bob' }), await signedIn(app, { name: 'Carl' }), await signedIn(app, { name: 'Dave' })]
   const [asAnn, asBob, asCarl, asDave] = [ann, bob, carl, dave].map(({ headers }) => apiClient(app, headers)) as [ReturnType<typeof apiClient>, ReturnType<typeof apiClient>, ReturnType<typeof apiClient>, ReturnType<typeof apiClient>]
