@@ -70,7 +70,10 @@ export function linkWrites (app: FastifyInstance, resource: Resource, data: Reso
    */
   const mayLink = async (link: ResourceLink, caller: AccessUser, row: Readonly<Record<string, unknown>>, trx?: Db): Promise<void> => {
     let owned: boolean | undefined
-    const owns = async (): Promise<boolean> => owned ??= ownsInRow(resource, caller.sub, row) ?? (trx !== undefined && await data.owns(trx, row[key] as Key, caller.sub))
+    const owns = async (): Promise<boolean> => {
+      owned ??= ownsInRow(resource, caller.sub, row) ?? (trx !== undefined && await data.owns(trx, row[key] as Key, caller.sub))
+      return owned
+    }
     const readOwner = readableOwner(resource, caller)
     if (readOwner !== undefined && !await owns()) throw forbidsOthersRows(resource) ? readRefused(resource) : notFound(name)
     const { rule } = link

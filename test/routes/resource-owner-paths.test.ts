@@ -121,6 +121,16 @@ t.test('REST: the assignee, the project\'s owner and a watcher may change a task
   t.equal((await asAnn('DELETE', `/tasks/${bobs.id}`)).statusCode, 204, 'the project\'s owner deletes it')
 })
 
+t.test('REST: the links of the watchers are written by the task\'s owners by any path, checked on the locked row', async (t) => {
+  const { app, asAnn, asCarl, asDave, carl, dave, bobs, watched } = await setUp(t)
+  t.equal((await asAnn('PUT', `/tasks/${bobs.id}/watchers/${carl.id}`)).statusCode, 201, 'the project\'s owner')
+  t.equal((await asDave('PUT', `/tasks/${watched.id}/watchers/${carl.id}`)).statusCode, 201, 'a watcher')
+  const refused = await asDave('DELETE', `/tasks/${bobs.id}/watchers/${carl.id}`)
+  t.same([refused.statusCode, body(refused)], [404, { error: 'task not found' }], 'another\'s task: as no such task')
+  t.equal((await asCarl('GET', `/tasks/${bobs.id}`)).statusCode, 200, 'Carl, now a watcher, reads it')
+  t.same((await sql<{ n: number }>`select count(*)::int as n from task_watchers where user_id = ${dave.id}`.execute(app.db)).rows, [{ n: 1 }])
+})
+
 t.test('REST: lists, counts, cursors and filters are narrowed to the rows the caller owns by any path', async (t) => {
   const { asAnn, asBob, asCarl, asDave, project } = await setUp(t)
   t.same(titles(await asAnn('GET', '/tasks')), ['Ann\'s', 'Bob\'s', 'watched'], 'the project\'s owner: every task of it')
