@@ -1,9 +1,9 @@
-import { Kysely, Migrator, PostgresDialect, type CompiledQuery, type Migration, type PostgresPool, type PostgresPoolClient } from 'kysely'
+import { Kysely, PostgresDialect, type CompiledQuery, type PostgresPool, type PostgresPoolClient } from 'kysely'
 import pg from 'pg'
 import { settingName } from '../plugins/config.js'
 import { requirePackages } from '../plugins/optional-packages.js'
-import { migrations } from './migrations/index.js'
 import { checkKysely, checkPg } from './internals/index.js'
+import { migrate, type MigrateOptions } from './migrate.js'
 import { PreparingPool } from './prepared.js'
 import { parseDate, parseTimestamp, parseTimestamptz } from './timestamps.js'
 import type { TandemDatabase } from './types.js'
@@ -31,6 +31,11 @@ export interface ConnectOptions {
    * loading a data directory skips PGlite's initdb, which is most of its start-up.
    */
   embeddedSnapshot?: Blob | undefined
+  /**
+   * How long the migrations at start wait for any one lock (another instance migrating the same
+   * database, a table a migration changes) before the start fails, in milliseconds. Default: 60000.
+   */
+  migrationLockTimeout?: number | undefined
 }
 
 /** The database handle: Tandem's tables and the host's (`HostTables`), in `app.db` and in every hook's `trx`. */
@@ -277,7 +282,7 @@ export async function connect (options: ConnectOptions = {}): Promise<Db> {
     : await embedded(options)
   try {
     await checkInternals(db)
-    await migrate(db)
+    await migrate(db, migrateOptions(options))
   } catch (error) {
     await db.destroy().catch(() => {})
     throw error
@@ -302,20 +307,8 @@ async function checkInternals (db: Db): Promise<void> {
   if (preparing !== undefined) preparing.shapedRows = await checkPg(preparing.pool)
 }
 
-/** Applies a host application's migrations, recorded in `host_migrations`, apart from Tandem's own. */
-export async function migrateHost (db: Db, migrations: Readonly<Record<string, Migration>>): Promise<void> {
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => ({ ...migrations }) },
-    migrationTableName: 'host_migrations',
-    migrationLockTableName: 'host_migrations_lock'
-  })
-  const { error } = await migrator.migrateToLatest()
-  if (error !== undefined) throw error
-}
-
-export async function migrate (db: Db): Promise<void> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })
-  const { error } = await migrator.migrateToLatest()
-  if (error !== undefined) throw error
-}
+/** The migrations' settings of `options`, named as the operator set them for messages. */
+export const migrateOptions = (options: ConnectOptions): MigrateOptions => ({
+  lockTimeoutMillis: options.migrationLockTimeout,
+  lockTimeoutSetting: settingName(options, 'migrationLockTimeout')
+})

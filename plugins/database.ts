@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Migration } from 'kysely'
-import { connect, migrateHost, poolCounts, settle, type ConnectOptions, type Db } from '../db/connect.js'
+import { connect, migrateOptions, poolCounts, settle, type ConnectOptions, type Db } from '../db/connect.js'
+import { migrateHost } from '../db/migrate.js'
 import { afterWrite, openReplicas } from '../db/replicas.js'
 import { ConfigError, settingName, withSettingNames } from './config.js'
 import type { TandemConfig } from '../schema/options.js'
@@ -26,6 +27,12 @@ export interface DatabaseOptions {
   readMaxLagMillis?: number | undefined
   /** How long a read waits for a new connection to a replica before it goes to the primary, in milliseconds. Default: 1000. @example 500 */
   readConnectTimeoutMillis?: number | undefined
+  /**
+   * How long the migrations at start (Tandem's, then `migrations`) wait for any one lock — another
+   * instance migrating the same database, a table a migration changes — before the start fails, in
+   * milliseconds. Default: 60000. @example 300000
+   */
+  migrationLockTimeout?: number | undefined
   /** Where each caller's last write is kept for read-your-writes across instances; else in this process. @example 'redis://127.0.0.1:6379' */
   redisUrl?: string | undefined
   /**
@@ -54,6 +61,7 @@ export function connectOptions (config: TandemConfig): ConnectOptions {
     readUrls: config.databaseReadUrls?.split(',').map((url) => url.trim()),
     readMaxLagMillis: durationMillis(config.databaseReadMaxLag),
     readConnectTimeoutMillis: config.databaseReadConnectTimeout,
+    migrationLockTimeout: config.migrationLockTimeout,
     redisUrl: config.redisUrl
   })
 }
@@ -101,7 +109,7 @@ async function database (app: FastifyInstance, options: DatabaseOptions): Promis
       })
     }
   }
-  if (options.migrations !== undefined) await migrateHost(app.db, options.migrations)
+  if (options.migrations !== undefined) await migrateHost(app.db, options.migrations, migrateOptions(options))
   if (readUrls.length > 0) await replicas(app, options)
 }
 

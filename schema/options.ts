@@ -50,6 +50,13 @@ export const TandemOptionsSchema = Type.Object({
    * request no more than this. @example 500
    */
   databaseReadConnectTimeout: Type.Integer({ default: 1000, minimum: 1, maximum: 60_000 }),
+  /**
+   * Milliseconds the migrations at start wait for any one lock before the start fails: another
+   * instance migrating the same database (they take turns under a transaction-level advisory lock,
+   * which holds through PgBouncer in transaction mode), or a long transaction on a table a migration
+   * changes. Raise it when a release's migrations take longer on your data. @example 300000
+   */
+  migrationLockTimeout: Type.Integer({ default: 60_000, minimum: 1, maximum: 86_400_000 }),
   /** Where the embedded database lives; `memory://` for a throw-away one. @example './.data' */
   dataDir: Type.Optional(Type.String({ minLength: 1 })),
   /**
