@@ -85,12 +85,9 @@ t.test('two instances behind nginx, on a primary behind PgBouncer and its stream
     }, 90_000, 'an instance to start')
     return { port, url, process: spawned }
   }
-  // One first, through PgBouncer: it migrates the empty database and loads the demo data. Kysely's
-  // migration lock is a session-level advisory lock taken outside the migrations' transaction, which
-  // PgBouncer in transaction mode does not keep on one server connection: two instances starting
-  // together on an empty database both migrated (a duplicate pg_trgm extension). docs/operations.md says so.
-  let a = await start(await freePort())
-  const b = await start(await freePort())
+  // Both at once on the empty database, through PgBouncer: migrations and the demo data once (the
+  // migrations take turns under a transaction-level lock, which PgBouncer keeps on one server connection).
+  let [a, b] = await Promise.all([start(await freePort()), start(await freePort())]) as [Instance, Instance]
   const nginxPort = await freePort()
   const nginx = (await run(ci('nginx.sh'), ['start', String(nginxPort), String(a.port), String(b.port)])).stdout.trim().split('\n').at(-1) as string
   t.teardown(() => run(ci('nginx.sh'), ['stop', String(nginxPort)]))
