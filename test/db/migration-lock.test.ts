@@ -80,7 +80,7 @@ for (const [route, skip, open] of routes) {
     const { url, options } = await open(t)
     const databaseName = async (): Promise<string> => new URL(await serverDatabase(t, server as string, 'tandem_lock')).pathname.slice(1)
 
-    t.test('regression: all start, and each migration runs once (a pool of one connection too)', async (t) => {
+    t.test('regression: instances starting together through PgBouncer migrated twice or waited on a leaked lock: all start, each migration runs once (a pool of one connection too)', async (t) => {
       // Several rounds: which of PgBouncer's server connections a statement lands on varies.
       for (let round = 0; round < 4; round++) {
         const name = await databaseName()
