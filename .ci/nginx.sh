@@ -7,20 +7,12 @@
 #                                               127.0.0.1:PORT; prints http://127.0.0.1:PORT last
 #   .ci/nginx.sh stop PORT                    -> stops it and removes its directory
 set -euo pipefail
-
-log() { echo "[nginx.sh] $*" >&2; }
-as_root() { if [[ $EUID -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
-binary() { command -v nginx || { [[ -x /usr/sbin/nginx ]] && echo /usr/sbin/nginx; }; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 cmd_start() {
   local port="$1" dir="/tmp/tandem-nginx-$1" bin servers="" upstream
   shift
-  if ! bin="$(binary)"; then
-    log "nginx not found; installing it via apt"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold nginx >&2
-    bin="$(binary)"
-  fi
+  bin="$(need_binary nginx nginx)"
   cmd_stop "$port" 2>/dev/null || true
   mkdir -p "$dir"
   for upstream in "$@"; do servers+="    server 127.0.0.1:$upstream max_fails=1 fail_timeout=2s;"$'\n'; done
@@ -64,12 +56,8 @@ CONF
 }
 
 cmd_stop() {
-  local dir="/tmp/tandem-nginx-$1" pid
-  if [[ -f "$dir/nginx.pid" ]]; then
-    pid="$(cat "$dir/nginx.pid")"
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  fi
+  local dir="/tmp/tandem-nginx-$1"
+  stop_pidfile "$dir/nginx.pid"
   rm -rf "$dir"
 }
 

@@ -11,20 +11,11 @@
 # Tandem runs behind it with DATABASE_PREPARED_STATEMENTS=false. It runs as the `postgres` OS user
 # when run as root (PgBouncer refuses root).
 set -euo pipefail
-
-log() { echo "[pgbouncer.sh] $*" >&2; }
-as_root() { if [[ $EUID -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
-as_pg() { if [[ $EUID -eq 0 ]]; then (cd /tmp && runuser -u postgres -- "$@"); else (cd /tmp && "$@"); fi; }
-binary() { command -v pgbouncer || { [[ -x /usr/sbin/pgbouncer ]] && echo /usr/sbin/pgbouncer; }; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 cmd_start() {
   local port="$1" server="$2" dir="/tmp/tandem-pgbouncer-$1" bin
-  if ! bin="$(binary)"; then
-    log "pgbouncer not found; installing it via apt"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold pgbouncer >&2
-    bin="$(binary)"
-  fi
+  bin="$(need_binary pgbouncer pgbouncer)"
   cmd_stop "$port" 2>/dev/null || true
   mkdir -p "$dir"
   echo '"postgres" ""' >"$dir/userlist.txt"
@@ -48,26 +39,17 @@ pidfile = $dir/pgbouncer.pid
 INI
   [[ $EUID -eq 0 ]] && chown -R postgres:postgres "$dir"
   as_pg "$bin" -d -q "$dir/pgbouncer.ini" >&2
-  local i
-  for ((i = 0; i < 50; i++)); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      log "ready on 127.0.0.1:$port ($("$bin" --version | head -n1))"
-      echo "postgres://postgres@127.0.0.1:$port"
-      return 0
-    fi
-    sleep 0.1
-  done
-  log "pgbouncer did not listen; its log:"; cat "$dir/pgbouncer.log" >&2 || true
-  exit 1
+  if ! wait_until 50 0.1 tcp_listening "$port"; then
+    log "pgbouncer did not listen; its log:"; cat "$dir/pgbouncer.log" >&2 || true
+    exit 1
+  fi
+  log "ready on 127.0.0.1:$port ($("$bin" --version | head -n1))"
+  echo "postgres://postgres@127.0.0.1:$port"
 }
 
 cmd_stop() {
-  local dir="/tmp/tandem-pgbouncer-$1" pid
-  if [[ -f "$dir/pgbouncer.pid" ]]; then
-    pid="$(cat "$dir/pgbouncer.pid")"
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  fi
+  local dir="/tmp/tandem-pgbouncer-$1"
+  stop_pidfile "$dir/pgbouncer.pid"
   rm -rf "$dir"
 }
 

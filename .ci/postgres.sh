@@ -10,52 +10,13 @@
 # PORT is ${PGPORT:-54329}. PostgreSQL refuses to run as root, so when run as root
 # the server runs as the `postgres` OS user.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 PORT="${PGPORT:-54329}"
 DATA="/tmp/tandem-pg-${PORT}"
 LOG="/tmp/tandem-pg-${PORT}.log"
 SOCKDIR=/tmp
 export TZ=UTC
-
-log() { echo "[postgres.sh] $*" >&2; }
-
-find_bindir() {
-  if [[ -x /usr/lib/postgresql/15/bin/initdb ]]; then
-    echo /usr/lib/postgresql/15/bin
-    return 0
-  fi
-  # any other installed major version (highest first)
-  local d
-  d="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k5 -V -r | head -n1 || true)"
-  if [[ -n "$d" && -x "$d/initdb" ]]; then
-    echo "$d"
-    return 0
-  fi
-  return 1
-}
-
-as_root() {
-  if [[ $EUID -eq 0 ]]; then "$@"; else sudo "$@"; fi
-}
-
-# Run a command as the postgres OS user (or as ourselves when not root).
-as_pg() {
-  if [[ $EUID -eq 0 ]]; then
-    (cd /tmp && runuser -u postgres -- env TZ=UTC "$@")
-  else
-    (cd /tmp && env TZ=UTC "$@")
-  fi
-}
-
-install_pg() {
-  log "initdb not found; installing postgresql via apt"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
-    postgresql >&2
-  # apt may have created (and, where services can start, started) the Debian
-  # "main" cluster on 5432; it does not conflict with our port.
-}
 
 stop_server() {
   local bindir="$1"
@@ -69,9 +30,12 @@ stop_server() {
 
 cmd_start() {
   local bindir
-  if ! bindir="$(find_bindir)"; then
-    install_pg
-    bindir="$(find_bindir)" || { log "initdb still missing after apt-get install"; exit 1; }
+  if ! bindir="$(pg_bindir)"; then
+    # apt may create (and, where services can start, start) the Debian "main" cluster on 5432; it
+    # does not conflict with our port.
+    log "initdb not found; installing postgresql via apt"
+    apt_install postgresql
+    bindir="$(pg_bindir)" || { log "initdb still missing after apt-get install"; exit 1; }
   fi
   log "using $bindir"
 
@@ -104,23 +68,18 @@ cmd_start() {
     exit 1
   fi
 
-  local i
-  for ((i = 0; i < 60; i++)); do
-    if "$bindir/pg_isready" -q -h 127.0.0.1 -p "$PORT" -U postgres -t 2; then
-      log "ready"
-      echo "postgres://postgres@127.0.0.1:${PORT}/postgres"
-      return 0
-    fi
-    sleep 1
-  done
-  log "server did not become ready; server log:"
-  cat "$LOG" >&2 || true
-  exit 1
+  if ! wait_until 60 1 "$bindir/pg_isready" -q -h 127.0.0.1 -p "$PORT" -U postgres -t 2; then
+    log "server did not become ready; server log:"
+    cat "$LOG" >&2 || true
+    exit 1
+  fi
+  log "ready"
+  echo "postgres://postgres@127.0.0.1:${PORT}/postgres"
 }
 
 cmd_stop() {
   local bindir
-  if bindir="$(find_bindir)"; then
+  if bindir="$(pg_bindir)"; then
     stop_server "$bindir"
   fi
   rm -rf "$DATA" "$LOG.initdb"

@@ -19,6 +19,7 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$HERE/lib.sh"
 PRIMARY_PORT="${PRIMARY_PORT:-54339}"
 REPLICA_PORT="${REPLICA_PORT:-54340}"
 PRIMARY_HOST="${PRIMARY_HOST:-127.0.0.1}"
@@ -27,21 +28,6 @@ DATA="/tmp/tandem-replica-${REPLICA_PORT}"
 LOG="/tmp/tandem-replica-${REPLICA_PORT}.log"
 export TZ=UTC
 
-log() { echo "[replica.sh] $*" >&2; }
-
-bindir() {
-  if [[ -x /usr/lib/postgresql/15/bin/pg_ctl ]]; then echo /usr/lib/postgresql/15/bin; return; fi
-  ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k5 -V -r | head -n1
-}
-
-as_pg() {
-  if [[ $EUID -eq 0 ]]; then
-    (cd /tmp && runuser -u postgres -- env TZ=UTC "$@")
-  else
-    (cd /tmp && env TZ=UTC "$@")
-  fi
-}
-
 # The primary's settings (as .ci/postgres.sh starts it), which a standby must match or exceed.
 replica_options() {
   echo "-h 127.0.0.1 -p $REPLICA_PORT -k /tmp -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c timezone=UTC"
@@ -49,14 +35,14 @@ replica_options() {
 
 start_replica() {
   local bin
-  bin="$(bindir)"
+  bin="$(pg_bindir)"
   as_pg "$bin/pg_ctl" -D "$DATA" -l "$LOG" -w -t 60 -o "$(replica_options)" start >&2 || {
     log "the standby did not start; its log:"; cat "$LOG" >&2 || true; exit 1; }
 }
 
 stop_replica() {
   local bin
-  bin="$(bindir)"
+  bin="$(pg_bindir)"
   if [[ -f "$DATA/postmaster.pid" ]]; then
     as_pg "$bin/pg_ctl" -D "$DATA" -m fast -w -t 30 stop >&2 \
       || as_pg "$bin/pg_ctl" -D "$DATA" -m immediate -w -t 30 stop >&2 || true
@@ -66,7 +52,7 @@ stop_replica() {
 # A standby of the primary on $PRIMARY_HOST:$PRIMARY_PORT, started; prints its URL.
 make_standby() {
   local bin
-  bin="$(bindir)" || true
+  bin="$(pg_bindir)" || true
   command -v "$bin/pg_basebackup" >/dev/null || { log "no pg_basebackup in $bin (apt-get install postgresql)"; exit 1; }
   stop_replica
   rm -rf "$DATA" "$LOG"
