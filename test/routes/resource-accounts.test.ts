@@ -347,7 +347,7 @@ t.test('mistaken uses fail at start, naming the mistake', async (t) => {
   t.throws(declare({ auth: { update: 'public' } }), /auth\.update must be one of authenticated, admin, owner, ownerOrAdmin or false \(a change needs a caller: never public\)/)
   t.throws(declare({ auth: { delete: 'public' } }), /auth\.delete must be one of .* never public/)
   const owned = Type.Object({ id: Type.Integer(), owner_id: Type.Integer(), name: Type.String() })
-  t.throws(declare({ representation: owned, owner: 'owner_id' }), /create cannot be public when the owner is the caller/)
+  t.throws(declare({ representation: owned, owner: 'owner_id' }), /create cannot be public when the row has an owner \(the caller, or a parent the caller owns\)/)
   t.doesNotThrow(declare({ owner: undefined, auth: { create: 'public', update: 'admin', delete: 'admin' } }), 'a public create of rows nobody owns')
   const input = { schema: Type.String(), on: ['create'] }
   t.throws(declare({ inputs: { name: input } }), /input name must be a name that is neither a field nor a relation/)

@@ -119,7 +119,7 @@ t.test('required, route: false, and events named after the resource', async (t) 
 
 t.test('mistaken uses of these options fail at start, naming the mistake', async (t) => {
   const declare = (extra: object) => () => defineResource({ ...memos.declaration, ...extra } as Parameters<typeof defineResource>[0])
-  t.throws(declare({ owner: undefined, auth: {} }), /ownerOnCreate needs an `owner` field/)
+  t.throws(declare({ owner: undefined, auth: {} }), /ownerOnCreate needs an `owner` column of the row/)
   t.throws(declare({ ownerOnCreate: 'admin' }), /ownerOnCreate must be a function/)
   t.throws(declare({ relations: { topic: { belongsTo: 'topic', key: 'topic_id', required: true } } }), /relation topic: required needs a key that is never null, and topic_id may be/)
   t.throws(declare({ relations: { writer: { belongsTo: 'user', key: 'writer_id', route: false } } }), /relations\.writer\.route is not an option of a belongsTo relation/)
