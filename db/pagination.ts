@@ -2,7 +2,7 @@ import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely'
 import { badRequest } from '../schema/errors.js'
 import { decodeCursor, encodeCursor, fingerprint, type CursorPosition, type KeyValue } from './cursor.js'
 import { readRows, type Db } from './connect.js'
-import { jsonObjectOf, limitsOf, objectShape, ownersOf, type JsonObject } from './relations.js'
+import { jsonObjectOf, limitsOf, objectShape, ownersOf, type JsonObject, type Listing } from './relations.js'
 import { ShapedStatements } from './statements.js'
 import type { Database } from './types.js'
 
@@ -288,11 +288,39 @@ export async function listRowsAsJson (db: Db, spec: ListSpec, params: Pick<ListP
 }
 
 /**
- * The cursor that continues a list in ascending id after the row `id`, under `filters`: what a
- * page's `nextCursor` would be there. GraphQL connections give one to every edge.
+ * A list's filters and sort as a nested list takes them below other rows (`Listing`): the rows of
+ * `spec`'s table the filters keep, as a query built with `db` (its parameters are the statement's),
+ * and the order, when not ascending id.
  */
-export function cursorAfterId (context: ListContext, id: number | string): string {
-  return encodeCursor(context.secret, { s: 'id', d: 'asc', f: fingerprint(context.filters), i: id })
+export function listingOf (db: Db, spec: ListSpec, params: Pick<ListParams, 'sort' | 'order'>, filters: Record<string, unknown>): Listing {
+  const sort = parseSort(spec, params)
+  const given = givenFilters(spec, filters)
+  return {
+    ...sort.field === 'id' && sort.direction === 'asc' ? {} : { order: { column: sort.field, direction: sort.direction } },
+    ...given.names.length === 0 ? {} : { where: { shape: given.names.join(','), values: given.values, rows: (slots) => filtered(db, spec, given.names, slots).selectAll() } }
+  }
+}
+
+/** The cursor that continues a list sorted by `sort` after `row` (which holds the sort's column), under the filters `fingerprinted`. */
+function cursorAt (secret: string, sort: Sort, fingerprinted: string, row: Row): string {
+  return encodeCursor(secret, {
+    s: sort.field,
+    d: sort.direction,
+    f: fingerprinted,
+    ...(sort.field === 'id' ? {} : { v: keyValue(row[sort.field]) }),
+    i: row.id
+  })
+}
+
+/**
+ * The cursor of each of `rows` (a page of the list `params` asks, read with its sort column): what
+ * continues the list after it, in its order and under `context.filters`, as a page's `nextCursor`
+ * would be there. GraphQL connections give one to every edge.
+ */
+export function cursorsOf (spec: ListSpec, params: Pick<ListParams, 'sort' | 'order'>, context: ListContext, rows: readonly Row[]): string[] {
+  const sort = parseSort(spec, params)
+  const fingerprinted = fingerprint(context.filters)
+  return rows.map((row) => cursorAt(context.secret, sort, fingerprinted, row))
 }
 
 /**
@@ -345,15 +373,7 @@ export async function paginate (db: Db, spec: ListSpec, params: ListParams, cont
   const hasMore = rows.length > limit
   if (hasMore) rows.length = limit
   const last = rows[rows.length - 1]
-  const nextCursor = hasMore && last !== undefined
-    ? encodeCursor(context.secret, {
-      s: sort.field,
-      d: sort.direction,
-      f: fingerprinted,
-      ...(sort.field === 'id' ? {} : { v: keyValue(last[sort.field]) }),
-      i: last.id
-    })
-    : null
+  const nextCursor = hasMore && last !== undefined ? cursorAt(context.secret, sort, fingerprinted, last) : null
   const pagination: KeysetMeta = { hasMore, nextCursor, limit }
   if (count !== undefined) pagination.total = count
   if (total === 'estimated') pagination.totalEstimated = true

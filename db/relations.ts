@@ -1,4 +1,4 @@
-import { sql, type RawBuilder } from 'kysely'
+import { sql, type Expression, type RawBuilder } from 'kysely'
 import { badRequest } from '../schema/errors.js'
 import { readRows, type Db } from './connect.js'
 import { ShapedStatements } from './statements.js'
@@ -83,6 +83,34 @@ const narrowShape = (narrow: Narrowing | undefined): string => narrow === undefi
 const narrowValues = (narrow: Narrowing | undefined): unknown[] => narrow === undefined ? [] : [narrow.value]
 
 /**
+ * What a nested list asks beyond its link: its target's list filters and sort (GraphQL's
+ * `Project.tasks(status: todo, orderBy: [DUE_ON_DESC])`), as the target's served resource checks and
+ * narrows them (`ResourceData.listing`). Nothing: every linked row, by ascending id.
+ */
+export interface Listing {
+  /** The rows the filters keep: the statement's shape (the filters' names), their parameters, and the target's rows as a query of its table with them in `slots`. */
+  where?: { shape: string, values: readonly unknown[], rows: (slots: readonly unknown[]) => Expression<unknown> } | undefined
+  /** The order, when not ascending id; ties broken by id in the same direction. */
+  order?: { column: string, direction: 'asc' | 'desc' } | undefined
+}
+
+const listingShape = (listing: Listing | undefined): string => `${listing?.where === undefined ? '' : `?${listing.where.shape}`}${listing?.order === undefined ? '' : `^${listing.order.column} ${listing.order.direction}`}`
+const listingValues = (listing: Listing | undefined): readonly unknown[] => listing?.where?.values ?? []
+
+/** The rows of `table` a list reads, as `alias`: the table, or the rows its filters keep. */
+function source (table: string, alias: string, listing: Listing | undefined, slots: readonly unknown[]): RawBuilder<unknown> {
+  return listing?.where === undefined ? sql`${sql.table(table)} as ${sql.id(alias)}` : sql`(${listing.where.rows(slots)}) as ${sql.id(alias)}`
+}
+
+/** `order by` of a list whose columns are `ref`: its sort, then id in the same direction; `byId` (ascending id) by default. */
+function orderOf (listing: Listing | undefined, ref: (column: string) => RawBuilder<unknown>, byId: RawBuilder<unknown>): RawBuilder<unknown> {
+  const order = listing?.order
+  if (order === undefined) return sql`order by ${byId}`
+  const direction = sql.raw(order.direction)
+  return order.column === 'id' ? sql`order by ${ref('id')} ${direction}` : sql`order by ${ref(order.column)} ${direction}, ${ref('id')} ${direction}`
+}
+
+/**
  * The first `limit` rows of `table` (by id) for each of `parentIds`, in ONE statement: for each
  * parent an index range scan on (key, id) that stops after `limit` rows, so no query runs per
  * parent and a parent's other children are never read (see PERFORMANCE-DECISIONS.md, 'First
@@ -96,16 +124,18 @@ export async function firstChildren<R extends Row, K extends Key = Key> (
   columns: readonly string[],
   limit = EMBEDDED_LIMIT,
   narrow?: Narrowing,
-  keyType?: KeyType
+  keyType?: KeyType,
+  listing?: Listing
 ): Promise<Map<K, R[]>> {
   const byParent = new Map<K, R[]>(parentIds.map((id) => [id, []]))
   if (parentIds.length === 0) return byParent
-  const shape = `children ${table} ${foreignKey} ${columns.join(',')}${narrowShape(narrow)}${typeShape(keyType)}`
-  const compiled = shapesOf(db).compileLimited(shape, [keyArray(parentIds), ...narrowValues(narrow)], [limit], ([ids, owner], [max]) => sql<R>`
+  const shape = `children ${table} ${foreignKey} ${columns.join(',')}${narrowShape(narrow)}${typeShape(keyType)}${listingShape(listing)}`
+  const values = [keyArray(parentIds), ...narrowValues(narrow), ...listingValues(listing)]
+  const compiled = shapesOf(db).compileLimited(shape, values, [limit], ([ids, ...slots], [max]) => sql<R>`
     select children.* from unnest(${ids}::${sql.raw(arrayType(keyType))}) as parent (key)
     cross join lateral (
-      select ${sql.join(columns.map((c) => sql.ref(c)))} from ${sql.table(table)}
-      where ${sql.ref(foreignKey)} = parent.key${narrowed(narrow, owner, table)} order by id limit ${max}
+      select ${sql.join(columns.map((c) => sql.ref(c)))} from ${source(table, table, listing, slots.slice(narrowValues(narrow).length))}
+      where ${sql.ref(foreignKey)} = parent.key${narrowed(narrow, slots[0], table)} ${orderOf(listing, (column) => sql.ref(column), sql`id`)} limit ${max}
     ) children`.compile(db))
   const rows = await readRows<R>(db, compiled)
   for (const row of rows) byParent.get(keyOfType(keyType, row[foreignKey]) as K)?.push(row)
@@ -124,18 +154,20 @@ export async function firstThrough<R extends Row> (
   columns: readonly string[],
   limit = EMBEDDED_LIMIT,
   narrow?: Narrowing,
-  keyType?: KeyType
+  keyType?: KeyType,
+  listing?: Listing
 ): Promise<Map<Key, R[]>> {
   const byParent = new Map<Key, R[]>(parentIds.map((id) => [id, []]))
   if (parentIds.length === 0) return byParent
   const { table, through, key, otherKey } = link
-  const shape = `through ${table} ${through} ${key} ${otherKey} ${columns.join(',')}${narrowShape(narrow)}${typeShape(keyType)}`
-  const compiled = shapesOf(db).compileLimited(shape, [keyArray(parentIds), ...narrowValues(narrow)], [limit], ([ids, owner], [max]) => sql<R & { tandem_parent: number }>`
+  const shape = `through ${table} ${through} ${key} ${otherKey} ${columns.join(',')}${narrowShape(narrow)}${typeShape(keyType)}${listingShape(listing)}`
+  const values = [keyArray(parentIds), ...narrowValues(narrow), ...listingValues(listing)]
+  const compiled = shapesOf(db).compileLimited(shape, values, [limit], ([ids, ...slots], [max]) => sql<R & { tandem_parent: number }>`
     select parent.key as tandem_parent, children.* from unnest(${ids}::${sql.raw(arrayType(keyType))}) as parent (key)
     cross join lateral (
       select ${sql.join(columns.map((c) => sql.ref(`other.${c}`)))} from ${sql.table(through)} as link
-      join ${sql.table(table)} as other on other.id = link.${sql.ref(otherKey)}
-      where link.${sql.ref(key)} = parent.key${narrowed(narrow, owner, table, 'other')} order by other.id limit ${max}
+      join ${source(table, 'other', listing, slots.slice(narrowValues(narrow).length))} on other.id = link.${sql.ref(otherKey)}
+      where link.${sql.ref(key)} = parent.key${narrowed(narrow, slots[0], table, 'other')} ${orderOf(listing, (column) => sql.ref(`other.${column}`), sql`other.id`)} limit ${max}
     ) children`.compile(db))
   const rows = await readRows<R & { tandem_parent: number }>(db, compiled)
   for (const { tandem_parent: parent, ...row } of rows) byParent.get(keyOfType(keyType, parent) as Key)?.push(row as unknown as R)
@@ -195,10 +227,13 @@ export const links = {
   postOfComment: { table: 'posts', key: 'id', by: 'post_id', list: false }
 } as const satisfies Record<string, Link>
 
-/** The rows `link` leads to from parents whose `by` values are `keys`, in ONE statement, by key (those `narrow` keeps). */
-export async function linkedRows (db: Db, link: Link, keys: readonly Key[], columns: readonly string[], limit = EMBEDDED_LIMIT, narrow?: Narrowing): Promise<ReadonlyMap<Key, Row | Row[]>> {
-  if (link.through !== undefined) return firstThrough(db, { table: link.table, through: link.through.table, key: link.key, otherKey: link.through.otherKey }, keys, columns, limit, narrow, link.keyType)
-  if (link.list) return firstChildren(db, link.table, link.key, keys, columns, limit, narrow, link.keyType)
+/**
+ * The rows `link` leads to from parents whose `by` values are `keys`, in ONE statement, by key (those
+ * `narrow` keeps; a list's, those `listing` keeps, in its order).
+ */
+export async function linkedRows (db: Db, link: Link, keys: readonly Key[], columns: readonly string[], limit = EMBEDDED_LIMIT, narrow?: Narrowing, listing?: Listing): Promise<ReadonlyMap<Key, Row | Row[]>> {
+  if (link.through !== undefined) return firstThrough(db, { table: link.table, through: link.through.table, key: link.key, otherKey: link.through.otherKey }, keys, columns, limit, narrow, link.keyType, listing)
+  if (link.list) return firstChildren(db, link.table, link.key, keys, columns, limit, narrow, link.keyType, listing)
   // One row: by its id (a belongsTo), or by the other's key (a hasOne: a singular resource's row by its parent's id).
   return rowsById(db, link.table, keys, columns, narrow, link.key, link.keyType)
 }
@@ -229,6 +264,8 @@ export interface NestedRelation extends JsonObject {
   limit: number | undefined
   /** Only the rows the caller owns (an owner read rule); the caller's id is a parameter. */
   narrow?: Narrowing | undefined
+  /** A list's filters and order (default: every linked row, by ascending id). */
+  listing?: Listing | undefined
 }
 
 /** The text a statement's shape is known by: everything of `object` that its SQL is written from. */
@@ -248,14 +285,18 @@ function shapeOf (relations: readonly NestedRelation[]): string {
   return relations.map((r) => {
     const through = r.link.through === undefined ? '' : `~${r.link.through.table}.${r.link.through.otherKey}`
     const narrow = r.narrow === undefined ? '' : `!${ownerShape(r.narrow.owners)}`
-    return `${r.name}=${r.link.table}.${r.link.key}:${r.link.by}${typeShape(r.link.keyType)}${through}${narrow}${r.limit === undefined ? '' : '*'}${objectShape(r)}`
+    return `${r.name}=${r.link.table}.${r.link.key}:${r.link.by}${typeShape(r.link.keyType)}${through}${narrow}${listingShape(r.listing)}${r.limit === undefined ? '' : '*'}${objectShape(r)}`
   }).join(',')
 }
 
-/** The owners of the narrowed relations, in the order the statement takes them (as `limitsOf`). */
-export function ownersOf (relations: readonly NestedRelation[], owners: number[] = []): number[] {
+/**
+ * The parameters of the relations, in the order the statement takes them (as `limitsOf`): each
+ * narrowed relation's owner, then its listing's filter values.
+ */
+export function ownersOf (relations: readonly NestedRelation[], owners: unknown[] = []): unknown[] {
   for (const relation of relations) {
     if (relation.narrow !== undefined) owners.push(relation.narrow.value)
+    owners.push(...listingValues(relation.listing))
     ownersOf(relation.below, owners)
   }
   return owners
@@ -307,20 +348,22 @@ function nestedSubquery (relation: NestedRelation, depth: number, limits: Iterat
   // Taken before the relations below take theirs: `limitsOf` and `ownersOf` list a relation's first.
   const limit = relation.limit === undefined ? undefined : limits.next().value
   const owner = relation.narrow === undefined ? undefined : owners.next().value
+  const filters = listingValues(relation.listing).map(() => owners.next().value)
   const object = jsonObjectOf(relation, row, depth, limits, owners)
   const { table, key, by, through } = relation.link
   const narrowing = relation.narrow === undefined ? sql`` : sql` and ${ownedBy(relation.narrow.owners, row, owner)}`
   const link = sql.id(`l${depth}`)
+  const from = source(table, row, relation.listing, filters)
   // Through a join table: its rows that name the parent, each joined to the row it names.
   const rows = through === undefined
-    ? sql`from ${sql.table(table)} as ${sql.id(row)}
+    ? sql`from ${from}
     where ${sql.ref(`${row}.${key}`)} = ${sql.ref(`${parent}.${by}`)}${narrowing}`
-    : sql`from ${sql.table(through.table)} as ${link} join ${sql.table(table)} as ${sql.id(row)} on ${sql.ref(`${row}.id`)} = ${link}.${sql.ref(through.otherKey)}
+    : sql`from ${sql.table(through.table)} as ${link} join ${from} on ${sql.ref(`${row}.id`)} = ${link}.${sql.ref(through.otherKey)}
     where ${link}.${sql.ref(key)} = ${sql.ref(`${parent}.${by}`)}${narrowing}`
   // One row by the other's key (a hasOne) is one of them, should the key not be unique (never an error).
   if (relation.limit === undefined) return sql`coalesce((select ${object} ${rows}${key === 'id' ? sql`` : sql` limit 1`}), 'null')`
   const json = sql.id(`j${depth}`)
-  return sql`(select '[' || coalesce(string_agg(${json}.v, ','), '') || ']' from (select ${object} as v ${rows} order by ${sql.ref(`${row}.id`)} limit ${limit}) as ${json})`
+  return sql`(select '[' || coalesce(string_agg(${json}.v, ','), '') || ']' from (select ${object} as v ${rows} ${orderOf(relation.listing, (column) => sql.ref(`${row}.${column}`), sql.ref(`${row}.id`))} limit ${limit}) as ${json})`
 }
 
 // A JSON string, or an integer of 16 digits or more (no fraction nor exponent follows).

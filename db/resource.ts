@@ -6,8 +6,8 @@ import { acceptsNull, nonNull, type FilterOperator, type LoadedField, type Resou
 import type { Db } from './connect.js'
 import { conflictOn, refersToNothingError, type KeyContext } from './errors.js'
 import { lockedWrite, type Precondition } from './locked-write.js'
-import { listRows, listRowsAsJson, OWNER_FILTER, paginate, parseFields, READABLE_SEARCH, selectColumns, type BaseQuery, type Filter, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
-import { EMBEDDED_LIMIT, keyOfType, linkedRows, linkOf, type JsonObject } from './relations.js'
+import { listingOf, listRows, listRowsAsJson, OWNER_FILTER, paginate, parseFields, READABLE_SEARCH, selectColumns, type BaseQuery, type Filter, type ListContext, type ListPage, type ListParams, type ListSpec, type Row } from './pagination.js'
+import { EMBEDDED_LIMIT, keyOfType, linkedRows, linkOf, type JsonObject, type Listing } from './relations.js'
 import { keyTypeOf, shownKey, type Key } from '../schema/keys.js'
 import { ownerRuleOf } from '../schema/owners.js'
 import { ownedBy, ownedInRow, type OwnerRule } from './owners.js'
@@ -44,9 +44,15 @@ export interface ResourceData {
   readonly list: ListSpec
   page: (db: Db, params: ListParams & Record<string, unknown>, context: ListContext) => Promise<ListPage>
   /** Rows from `offset` on under `filters`, without a cursor or a count (GraphQL's plain list). */
-  rows: (db: Db, params: { limit?: number | undefined, offset?: number | undefined, fields?: string | undefined }, filters: Record<string, unknown>) => Promise<Row[]>
+  rows: (db: Db, params: Pick<ListParams, 'limit' | 'offset' | 'sort' | 'order' | 'fields'>, filters: Record<string, unknown>) => Promise<Row[]>
   /** The rows `rows` would answer, as the JSON array's text of `object` (columns and relations only), from one statement. */
   rowsAsJson: (db: Db, params: { limit?: number | undefined, offset?: number | undefined }, filters: Record<string, unknown>, object: JsonObject) => Promise<string>
+  /**
+   * The filters (named as the list's) and sort of a list nested below other rows (GraphQL's
+   * `Project.tasks(status: todo, orderBy: …)`), for the relation statements (`Listing`); `db` builds
+   * the filtered rows' query, which runs inside theirs.
+   */
+  listing: (db: Db, params: Pick<ListParams, 'sort' | 'order'>, filters: Record<string, unknown>) => Listing
   /** The row whose key (`id`, or a singular resource's key) is `id`. */
   find: (db: Db, id: Key, fields: string | undefined, owner?: number) => Promise<Row | undefined>
   /**
@@ -189,6 +195,17 @@ const completedIf = async (resource: Resource, db: Db, row: Row | undefined): Pr
 const untyped = (db: Db): Kysely<any> => db as unknown as Kysely<any>
 
 /**
+ * The filter of a list narrowed to the rows one row's list relation leads to (`linked` of
+ * `resourceData`): by a hasMany's key, or through a manyToMany's join table. Given that row's id.
+ */
+export const linkFilter = (relation: Relation): string => relation.kind === 'manyToMany' ? `$through:${relation.through as string}.${relation.key}` : `$by:${relation.key}`
+
+/** The rows of `table` that the join table of `relation` links to the row whose id is the value. */
+const throughFilter = (table: string, relation: Relation): Filter => ({
+  where: (query, id) => query.where(sql<boolean>`${sql.ref(`${table}.id`)} in (select ${sql.ref(`tandem_link.${relation.otherKey as string}`)} from ${sql.table(relation.through as string)} as tandem_link where ${sql.ref(`tandem_link.${relation.key}`)} = ${id})`)
+})
+
+/**
  * What shows the bigint columns (`Type.String({ format: 'int64' })`: a bigint key, or a key of one) of
  * rows as text, which the driver hands out as numbers up to 2^53: every row answers them alike.
  * Undefined when there is none.
@@ -203,9 +220,13 @@ function bigintShown (resource: Resource): (<T extends Row | undefined>(row: T) 
   }
 }
 
-/** The statements of `resource`, compiled and prepared like the built-in resources' (see db/pagination). */
-export function resourceData (resource: Resource): ResourceData {
-  const data = statementsOf(resource)
+/**
+ * The statements of `resource`, compiled and prepared like the built-in resources' (see db/pagination).
+ * `linked` are the list relations of other rows that lead to its rows (a user's `watchedTasks`): its
+ * lists may be narrowed to one such row's (`linkFilter`).
+ */
+export function resourceData (resource: Resource, linked: readonly Relation[] = []): ResourceData {
+  const data = statementsOf(resource, linked)
   const shown = bigintShown(resource)
   if (shown === undefined) return data
   const all = <T extends Row>(rows: T[]): T[] => { for (const row of rows) shown(row); return rows }
@@ -231,7 +252,7 @@ export function resourceData (resource: Resource): ResourceData {
   }
 }
 
-function statementsOf (resource: Resource): ResourceData {
+function statementsOf (resource: Resource, linked: readonly Relation[]): ResourceData {
   const { table, columns, declaration, key } = resource
   const filters: Record<string, Filter> = {}
   for (const { name, field, op } of resource.filters) {
@@ -244,6 +265,7 @@ function statementsOf (resource: Resource): ResourceData {
   if (owners.length > 0) filters[OWNER_FILTER] = { where: (query, value) => query.where(ownedBy(owners, ownedIn, value)) }
   // The rows listed under one row of a relation's target (`GET /posts/{id}/comments`), when no declared filter names them.
   for (const { key: column, filter } of resource.listedUnder) filters[filter] ??= equals(column)
+  for (const relation of linked) filters[linkFilter(relation)] ??= relation.kind === 'manyToMany' ? throughFilter(table, relation) : equals(relation.key)
   if ((declaration.search ?? []).length > 0) filters.q = searchFilter(searchedText(declaration.search ?? []))
   // `q` for callers who may not read every searched field (field rules): the fields they may, beside `q`.
   const readable = (declaration.search ?? []).filter((field) => resource.fieldRules?.fields[field] === undefined)
@@ -283,6 +305,11 @@ function statementsOf (resource: Resource): ResourceData {
       checkRanges(resource.filters, filters)
       checkNullFilters(resource.filters, filters)
       return await listRowsAsJson(db, list, params, filters, object)
+    },
+    listing (db, params, filters) {
+      checkRanges(resource.filters, filters)
+      checkNullFilters(resource.filters, filters)
+      return listingOf(db, list, params, filters)
     },
     async find (db, id, fields, owner) {
       const { columns: read, loaded } = splitFields(resource, fields)
@@ -378,39 +405,26 @@ export async function rowExists (db: Db, table: string, id: Key): Promise<boolea
   return (await untyped(db).selectFrom(table).select('id').where('id', '=', id).executeTakeFirst()) !== undefined
 }
 
-/** The filter that narrows a related list to one parent's rows; not a query parameter. */
-export const PARENT_FILTER = '$parent'
-
-/** What a relation reads: its target's columns, and its list (narrowed to one parent) for `/{plural}/{id}/{relation}`. */
+/** What a relation reads for `include=`: its target's columns, owner rule and loaded fields. */
 export interface RelationData {
   readonly relation: Relation
   readonly columns: readonly string[]
-  /** The target's list, with `PARENT_FILTER` for the parent's id (and `OWNER_FILTER` when the target has an owner). */
-  readonly list: ListSpec
   /** The target's owner rule, when its read rule narrows what a caller sees to their own rows. */
   readonly owner?: OwnerRule
   /** Sets the target's loaded fields on its rows, when it has some (one statement per field for all the rows). */
   readonly load?: (db: Db, rows: readonly Row[]) => Promise<void>
-  /** The fields the target's `q` searches (none when it has no search). */
-  readonly search: readonly string[]
 }
 
-/** The statements of one relation, made once (their compiled forms are kept per list spec). */
+/** The statements of one relation, made once. Its list of one row's (`GET /{plural}/{id}/{relation}`) is the target's own list (`linkFilter`). */
 export function relationData (relation: Relation): RelationData {
   const { target } = relation
   // Every target is read through its declaration, which must be among those served.
   if (target.resource === undefined) throw new Error(`relation ${relation.name}: ${target.name} is declared; pass its declaration with the resources`)
-  const base = resourceData(target.resource).list
-  const columns = base.columns
-  const parent: Filter = relation.kind === 'manyToMany'
-    ? { where: (query, id) => query.where(sql<boolean>`${sql.ref(`${target.table}.id`)} in (select ${sql.ref(`tandem_link.${relation.otherKey as string}`)} from ${sql.table(relation.through as string)} as tandem_link where ${sql.ref(`tandem_link.${relation.key}`)} = ${id})`) }
-    : { where: (query, id) => query.where(sql.ref(`${target.table}.${relation.key}`), '=', id) }
-  const rule = target.resource?.auth.read
-  const owner = rule === 'owner' || rule === 'ownerOrAdmin' ? ownerRuleOf(target.resource) : undefined
   const declared = target.resource
-  const load = declared === undefined || declared.loaded.length === 0 ? undefined : async (db: Db, rows: readonly Row[]) => loadFields(declared, db, rows)
-  const search = declared?.search ?? []
-  return { relation, columns, list: { ...base, filters: { ...base.filters, [PARENT_FILTER]: parent } }, search, ...owner === undefined ? {} : { owner }, ...load === undefined ? {} : { load } }
+  const rule = declared.auth.read
+  const owner = rule === 'owner' || rule === 'ownerOrAdmin' ? ownerRuleOf(declared) : undefined
+  const load = declared.loaded.length === 0 ? undefined : async (db: Db, rows: readonly Row[]) => loadFields(declared, db, rows)
+  return { relation, columns: declared.columns, ...owner === undefined ? {} : { owner }, ...load === undefined ? {} : { load } }
 }
 
 /**

@@ -8,13 +8,14 @@ import { answeredToWriter } from '../rules/field-rules.js'
 import type { BulkResult, ServedResource } from '../rules/served-resource.js'
 import { asItem, itemError } from '../rules/resource-writes.js'
 import { badRequest, notFound } from '../schema/errors.js'
-import { nonNull, nullFilterName, type AccessRule, type Resource } from '../schema/resource.js'
+import { nonNull, type AccessRule, type Resource } from '../schema/resource.js'
 import { actionNames, camelCase, graphqlNames, idTypeOf, scalarOf } from '../schema/resource-sdl.js'
 import { parseKey, type Key } from '../schema/keys.js'
 import type { AccessUser } from '../plugins/auth.js'
 import type { TandemGraphqlContext as Context } from './context.js'
 import { answerOnce } from './event-answers.js'
 import { checkInput, listLimit } from './inputs.js'
+import { listArguments } from './list-arguments.js'
 import { only, subscriptionStep } from './subscription-steps.js'
 import type { declaredAnswers, Asked, Caller } from './declared-answers.js'
 import { fieldRuleResolvers } from './field-rules.js'
@@ -91,36 +92,8 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
       const column = columnOf.get(field) ?? field
       return [column, idColumns.has(column) && value !== null && value !== undefined ? parseId(column, value, field) : value]
     }))
-    // Filter arguments as the REST query string has them, checked by the same schema.
-    // An ID filter (`…_id`) comes as text, and the query string's schema wants the integer.
-    const idFilters = new Map(resource.filters.filter(({ field, op }) => op !== 'positive' && op !== 'isNull' && scalarOf(resource, field) === 'ID').map(({ name, field }) => [name, field]))
-    const parseFilterId = (name: string, value: unknown) => parseId(idFilters.get(name) as string, value, camelCase(name))
-    const filterNames = [...resource.filters.map(({ name }) => name), ...(resource.search ?? []).length > 0 ? ['q'] : []]
-    // An explicit null asks for the rows whose field is null (`assigneeId: null`, as `assigneeIdNull: true`),
-    // where the field may be null; on any other filter it is refused: it never means "no filter".
-    const nullFilters = new Set(resource.filters.filter(({ op }) => op === 'isNull').map(({ name }) => name))
-    const nullOf = (name: string): string | undefined => nullFilters.has(nullFilterName(name)) && resource.filters.some((filter) => filter.name === name && filter.op === '=') ? nullFilterName(name) : undefined
-    const refusedNull = (name: string) => badRequest(`${camelCase(name)} must not be null: leave it out not to filter by it`, camelCase(name))
-    // The filters `names` as GraphQL arguments give them, by their REST names: ids parsed, an explicit
-    // null IS NULL where the field may be null, else refused (never "no filter").
-    const translatedFilters = (given: Args, names: readonly string[]): Row => {
-      const filters: Row = {}
-      for (const name of names) {
-        const value = given[camelCase(name)]
-        if (value === undefined) continue
-        if (value === null) {
-          const isNull = nullOf(name)
-          if (isNull === undefined) throw refusedNull(name)
-          filters[isNull] = true
-          continue
-        }
-        filters[name] = idFilters.has(name) ? parseFilterId(name, value) : value
-      }
-      return filters
-    }
-    const filtersOf = (args: Args): Row => {
-      return checkInput(resource.schemas.listQuery, translatedFilters(args, filterNames))
-    }
+    // Filter and orderBy arguments as the REST query string has them, checked by the same schema.
+    const { filters: translatedFilters, query: listQueryOf, nullOf, refusedNull, idFilters } = listArguments(resource)
     // Who reads: a public resource asks for no token, and the field rules look at one when it is sent.
     const reader = async (ctx: Context): Promise<AccessUser | undefined> =>
       await callerFor(ctx, resource.auth.read) ?? (rules === undefined ? undefined : await ctx.viewer().catch(() => undefined))
@@ -134,7 +107,8 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
       const value = args[camelCase(name)]
       if (value === undefined) return []
       if (value === null && nullOf(name) === undefined) throw refusedNull(name)
-      return [[field, idFilters.has(name) && value !== null ? parseFilterId(name, value) : value]]
+      const type = idFilters.get(name)
+      return [[field, type !== undefined && value !== null ? parseKey(type, value, camelCase(name)) : value]]
     })
 
     // The `fields` that load only the loaded fields `nodes` select (undefined: every field).
@@ -153,20 +127,20 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
     }
     if (!singular) {
       Query[names.list] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-        const filters = filtersOf(args)
+        const query = listQueryOf(args)
         const offset = args.offset as number | null | undefined ?? undefined
         // A plain list: no cursor, and no count nobody asked for.
         const caller = await reader(ctx)
         const readsAs = await readsAsOf(ctx, caller)
-        const rows = await model.rows(caller, { ...filters, limit: listLimit(args.limit), offset, fields: fieldsFor(info.fieldNodes, info) }, { readsAs })
+        const rows = await model.rows(caller, { ...query, limit: listLimit(args.limit), offset, fields: fieldsFor(info.fieldNodes, info) }, { readsAs })
         return queried(ctx, rows, asked(info), readsAs)
       }
       Query[names.listConnection] = async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-        const filters = filtersOf(args)
+        const query = listQueryOf(args)
         const nodes = selectedFields(selectedFields(info.fieldNodes, info.fragments).get('edges') ?? [], info.fragments).get('node') ?? []
         const caller = await reader(ctx)
         const readsAs = await readsAsOf(ctx, caller)
-        const page = await model.list(caller, { ...filters, limit: listLimit(args.first, 'first'), cursor: args.after as string | null | undefined ?? undefined, fields: fieldsFor(nodes, info) }, { cursors: true, readsAs })
+        const page = await model.list(caller, { ...query, limit: listLimit(args.first, 'first'), cursor: args.after as string | null | undefined ?? undefined, fields: fieldsFor(nodes, info) }, { cursors: true, readsAs })
         const shown = await queried(ctx, page.data, asked(info, nodes), readsAs)
         const edges = page.data.map((_row, at) => ({ cursor: page.cursors?.[at] as string, node: shown[at] }))
         return { edges, pageInfo: { hasNextPage: 'pagination' in page && page.pagination.hasMore, endCursor: edges.at(-1)?.cursor ?? null } }

@@ -18,6 +18,7 @@ import { introspectionDisabled } from './introspection.js'
 import { VariableCheck } from './variables.js'
 import { PersistedQueryStore } from './persisted.js'
 import { relationPlanner } from './relations.js'
+import { listArguments, type ListArguments } from './list-arguments.js'
 import { compiledAnswers } from './compiled.js'
 import { plannedTypes } from './planned-types.js'
 import { declaredResolvers } from './declared.js'
@@ -25,6 +26,7 @@ import { declaredAnswers } from './declared-answers.js'
 import { resolvers } from './resolvers.js'
 import { servedResources } from '../rules/built-in-resources.js'
 import { servedResourceOf } from '../rules/served-resources.js'
+import type { ServedResource } from '../rules/served-resource.js'
 import { resourceSdl } from '../schema/resource-sdl.js'
 import type { Resource } from '../schema/resource.js'
 import { loadSchema, schemaDirectory } from './schema.js'
@@ -193,7 +195,13 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
   const schema = `${await loadSchema(directory ?? schemaDirectory)}\n${resourceSdl(served)}`
   // The one relation engine, for the users and every declared resource; the declared root fields' answers through it.
   const types = plannedTypes(served)
-  const planner = relationPlanner(types)
+  // A nested list's filters and orderBy, as its target's served resource narrows them for the viewer.
+  const listed = new Map<Resource, { arguments: ListArguments, served: ServedResource }>()
+  const planner = relationPlanner(types, (target, viewer, args) => {
+    let list = listed.get(target)
+    if (list === undefined) listed.set(target, list = { arguments: listArguments(target), served: servedResourceOf(app, target, served) })
+    return list.served.listing(viewer, list.arguments.query(args))
+  })
   const answers = declaredAnswers(planner)
   const declared = declaredResolvers(served, (resource) => servedResourceOf(app, resource, served), answers)
   const compiled = compiledAnswers(types, served, (resource) => servedResourceOf(app, resource, served), declared.Query as Readonly<Record<string, unknown>>)

@@ -11,3 +11,22 @@ export function listLimit (value: unknown, field = 'limit'): number {
   }
   return value
 }
+
+/**
+ * An `orderBy` argument (`[DUE_ON_DESC]`, values of the resource's `…OrderBy` enum, mapped by `values`
+ * to REST's `sort`) as REST's `sort` (`-due_on`); undefined for the default (ascending id). Lists are
+ * sorted by one field, ties broken by id in its direction: `[DUE_ON_DESC, ID_DESC]` says the same, any
+ * other second value is refused (BAD_USER_INPUT on `orderBy`).
+ */
+export function sortOf (orderBy: unknown, values: ReadonlyMap<string, string>): string | undefined {
+  if (orderBy === undefined || orderBy === null) return undefined
+  const given = (Array.isArray(orderBy) ? orderBy : [orderBy]).map((value) => values.get(String(value)))
+  const [sort, tie, ...rest] = given
+  if (given.some((value) => value === undefined)) throw badRequest('orderBy takes the values of its enum', 'orderBy')
+  if (sort === undefined) return undefined
+  const descending = sort.startsWith('-')
+  if (rest.length > 0 || (tie !== undefined && (sort === 'id' || sort === '-id' || tie !== (descending ? '-id' : 'id')))) {
+    throw badRequest(`lists are sorted by one field, ties broken by id in the same direction: orderBy takes one value, or one and ID_${descending ? 'DESC' : 'ASC'}`, 'orderBy')
+  }
+  return sort
+}

@@ -20,6 +20,8 @@ export interface PlannedRelation {
   narrow?: { owners: OwnerRule, resource: Resource }
   /** Whether reading it needs a signed-in caller (its target is not public). */
   needsCaller: boolean
+  /** A list's target declaration, whose list filters and `orderBy` the field takes. */
+  listed?: Resource
 }
 
 export interface PlannedType {
@@ -49,7 +51,8 @@ function plannedRelation (relation: DeclaredRelation): PlannedRelation {
   const rule = target.resource?.auth.read
   const owners = target.resource === undefined ? [] : ownerRuleOf(target.resource)
   const narrow = (rule === 'owner' || rule === 'ownerOrAdmin') && owners.length > 0 && target.resource !== undefined ? { owners, resource: target.resource } : undefined
-  return { type: targetTypeOf(target), link, needsCaller: target.read !== 'public', ...narrow === undefined ? {} : { narrow } }
+  const listed = relation.list ? target.resource : undefined
+  return { type: targetTypeOf(target), link, needsCaller: target.read !== 'public', ...narrow === undefined ? {} : { narrow }, ...listed === undefined ? {} : { listed } }
 }
 
 function typeOf (name: string, columns: readonly string[], fieldRules: FieldRules | undefined, relations: ReadonlyMap<string, PlannedRelation>, resource?: Resource): PlannedType {

@@ -3,11 +3,11 @@ import {
   type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLSchema, type GraphQLField, type OperationDefinitionNode, type GraphQLNamedType, type GraphQLResolveInfo
 } from 'graphql'
 import type { Db } from '../db/connect.js'
-import { keyOfType, linkedRows, relationsAsJson, type NestedRelation } from '../db/relations.js'
+import { keyOfType, linkedRows, relationsAsJson, type Listing, type NestedRelation } from '../db/relations.js'
 import type { Key } from '../schema/keys.js'
 import type { AccessUser } from '../plugins/auth.js'
 import { readableOwner } from '../rules/resource.js'
-import type { LoadedField } from '../schema/resource.js'
+import type { LoadedField, Resource } from '../schema/resource.js'
 import { camelCase } from '../schema/resource-sdl.js'
 import { listLimit } from './inputs.js'
 import type { PlannedRelation, PlannedType, PlannedTypes } from './planned-types.js'
@@ -22,6 +22,12 @@ type Variables = Readonly<Record<string, unknown>>
  * answer) shows nothing of targets read by their owners only.
  */
 export type Caller = () => Promise<AccessUser | undefined>
+
+/**
+ * The filters and order a nested list's arguments ask (`tasks(status: todo, orderBy: [DUE_ON_DESC])`)
+ * of its target's rows, checked and narrowed for `viewer` by the target's served resource.
+ */
+export type ListingOf = (target: Resource, viewer: AccessUser | undefined, args: Readonly<Record<string, unknown>>) => Listing
 
 /** A loaded field's value as GraphQL shows it: the keys of its objects in camelCase, at every depth. */
 function camelCased (value: unknown): unknown {
@@ -64,6 +70,8 @@ interface Fetch {
   type: PlannedType
   /** The `limit` as asked (undefined: the default); checked when the plan runs. */
   limit: unknown
+  /** A list's other arguments as asked (its target's filters, `orderBy`), by name; checked when the plan runs. */
+  args: Readonly<Record<string, unknown>>
   responseKeys: string[]
   columns: readonly string[]
   /** Of those, the columns the answer shows (`columns` adds the keys rows are found by). */
@@ -82,6 +90,16 @@ function limitOf (node: FieldNode, variables: Variables): unknown {
   const argument = node.arguments?.find((arg) => arg.name.value === 'limit')
   return argument === undefined ? undefined : valueFromASTUntyped(argument.value, variables)
 }
+
+/** A list field's arguments but `limit` (its filters and `orderBy`), by name. */
+function listArgsOf (node: FieldNode, variables: Variables): Record<string, unknown> {
+  const args: Record<string, unknown> = {}
+  for (const argument of node.arguments ?? []) if (argument.name.value !== 'limit') args[argument.name.value] = valueFromASTUntyped(argument.value, variables)
+  return args
+}
+
+/** What the fields of one fetch share: the same `limit` and other arguments. */
+const argumentsKey = (node: FieldNode, variables: Variables): string => JSON.stringify([limitOf(node, variables) ?? null, Object.entries(listArgsOf(node, variables)).sort(([a], [b]) => a < b ? -1 : 1)])
 
 function groupBy<K> (nodes: readonly FieldNode[], keyOf: (node: FieldNode) => K): Map<K, FieldNode[]> {
   const groups = new Map<K, FieldNode[]>()
@@ -181,7 +199,7 @@ export interface RelationPlanner {
  * below a root needs a resolver (graphql-jit then reads plain properties). See
  * PERFORMANCE-DECISIONS.md, 'Relations loaded by the root fields, by plan'.
  */
-export function relationPlanner (types: PlannedTypes): RelationPlanner {
+export function relationPlanner (types: PlannedTypes, listingOf?: ListingOf): RelationPlanner {
   const typeNamed = (name: string): PlannedType => {
     const type = types.get(name)
     if (type === undefined) throw new Error(`GraphQL type ${name} is not one the planner loads`)
@@ -215,7 +233,9 @@ export function relationPlanner (types: PlannedTypes): RelationPlanner {
       if (relation === undefined) continue
       const target = typeNamed(relation.type)
       const fetches: Fetch[] = []
-      for (const [limit, asked] of groupBy(fieldNodes, (node) => limitOf(node, variables) ?? undefined)) {
+      for (const asked of groupBy(fieldNodes, (node) => argumentsKey(node, variables)).values()) {
+        const limit = limitOf(asked[0] as FieldNode, variables) ?? undefined
+        const args = listArgsOf(asked[0] as FieldNode, variables)
         const below = planFor(target, asked, fragments, variables)
         const split = hasPerResponseKey(below) ? [...groupBy(asked, responseKey).values()] : [asked]
         for (const group of split) {
@@ -228,6 +248,7 @@ export function relationPlanner (types: PlannedTypes): RelationPlanner {
             relation,
             type: target,
             limit,
+            args,
             responseKeys: [...new Set(group.map(responseKey))],
             columns: selectedColumns(shown, target, keysOf(target, shown, alwaysOf(relation))),
             shown: withOwner(target, selectedColumns(shown, target, loadKey)),
@@ -247,16 +268,23 @@ export function relationPlanner (types: PlannedTypes): RelationPlanner {
   const ownerFor = (relation: PlannedRelation, viewer: AccessUser | undefined): number | undefined =>
     relation.narrow === undefined ? undefined : readableOwner(relation.narrow.resource, viewer)
 
-  /** `plan` as relations of one statement, named by field. Limits are checked here, before anything runs. */
+  /** What a list's filters and `orderBy` add to its link (nothing when it has none). */
+  const listingFor = ({ relation, args }: Fetch, viewer: AccessUser | undefined): Listing | undefined =>
+    relation.listed === undefined || listingOf === undefined || Object.keys(args).length === 0 ? undefined : listingOf(relation.listed, viewer, args)
+
+  /** `plan` as relations of one statement, named by field. Limits and lists' arguments are checked here, before anything runs. */
   function nested (plan: Plan, viewer: AccessUser | undefined): NestedRelation[] {
-    return plan.map(({ field, relation, type, limit, shown, below }) => {
+    return plan.map((fetch) => {
+      const { field, relation, type, limit, shown, below } = fetch
       const owner = ownerFor(relation, viewer)
+      const listing = listingFor(fetch, viewer)
       return {
         name: field,
         link: relation.link,
         limit: relation.link.list ? listLimit(limit) : undefined,
         columns: named(type, shown),
         ...owner === undefined || relation.narrow === undefined ? {} : { narrow: { owners: relation.narrow.owners, value: owner } },
+        ...listing === undefined ? {} : { listing },
         below: nested(below, viewer)
       }
     })
@@ -281,7 +309,7 @@ export function relationPlanner (types: PlannedTypes): RelationPlanner {
       const limit = relation.link.list ? listLimit(fetch.limit) : undefined
       const owner = ownerFor(relation, viewer)
       const narrow = owner === undefined || relation.narrow === undefined ? undefined : { owners: relation.narrow.owners, value: owner }
-      const found = await linkedRows(db, relation.link, rows.flatMap((row) => keyOf(row, relation) ?? []), fetch.columns, limit, narrow)
+      const found = await linkedRows(db, relation.link, rows.flatMap((row) => keyOf(row, relation) ?? []), fetch.columns, limit, narrow, listingFor(fetch, viewer))
       const children: Row[] = []
       for (const row of rows) {
         const key = keyOf(row, relation)

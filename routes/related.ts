@@ -1,19 +1,15 @@
-// Relations as REST serves them, for declared resources and for the built-in ones that declared
-// resources reach through `inverse`: `include=` and `GET /{plural}/{id}/{relation}`.
-import type { FastifyInstance, FastifyRequest, RouteShorthandOptions } from 'fastify'
+// Relations as REST's `include=` embeds them (a relation's `GET /{plural}/{id}/{relation}` is its
+// target's own list: routes/resource.ts).
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type, type TObject, type TSchema } from '@sinclair/typebox'
 import { parseInclude } from '../db/relations.js'
 import { reading } from '../db/replicas.js'
 import type { RelationData } from '../db/resource.js'
 import type { Row } from '../db/pagination.js'
 import type { AccessUser } from '../plugins/auth.js'
-import { loadRelated, relatedPage } from '../rules/relations.js'
+import { loadRelated } from '../rules/relations.js'
 import { relationsNeedCaller } from '../rules/resource.js'
-import { IdParams, ListOf, ListQuery, Selectable, errors } from '../schema/common.js'
-import type { Key } from '../schema/keys.js'
-import { sendList } from './reply.js'
-
-type Query = Record<string, unknown> & { fields?: string, include?: string, q?: string }
+import { Selectable } from '../schema/common.js'
 
 // Routes without an auth rule leave `request.user` unset until a relation asks for a caller.
 const callerOf = (request: FastifyRequest): AccessUser | undefined => (request as { user?: AccessUser | null }).user ?? undefined
@@ -92,45 +88,4 @@ export async function embedding (app: FastifyInstance, request: FastifyRequest, 
       for (const row of rows) for (const key of added) delete row[key]
     }
   }
-}
-
-export interface RelatedList {
-  /** The parent's path segment and name: `/posts/{id}/labels`, 404 `post not found`. */
-  plural: string
-  parentName: string
-  tags: string[]
-  /** The parent's read rule as the route's `config`. */
-  config: RouteShorthandOptions['config']
-  /** Whether the parent is public: a target that is not then asks for a token. */
-  publicParent: boolean
-  related: RelationData
-  /** Throws 404 unless the parent is there for the caller. */
-  parent: (request: FastifyRequest, id: Key) => Promise<void>
-  /** The path's `{id}`, as the parent's key type has it. Default: an integer id. */
-  params?: TSchema
-}
-
-/**
- * `GET /{plural}/{id}/{relation}`: the relation's rows as a list with every list parameter of the
- * target (keyset cursors, limit, sort, fields, `q` when the target is searchable), narrowed to the
- * caller's rows when the target's read rule is an owner rule.
- */
-export function relatedListRoute (app: FastifyInstance, options: RelatedList): void {
-  const { related, plural, parentName, tags } = options
-  const { relation, list } = related
-  app.get(`/${plural}/:id/${relation.name}`, {
-    config: options.config,
-    schema: {
-      tags,
-      summary: `List the ${relation.name} of a ${parentName}`,
-      params: options.params ?? IdParams,
-      querystring: ListQuery(Object.keys(list.sortable), {}),
-      response: { 200: ListOf(selectionWith(relation.target.item, [])), ...errors(400, 401, 404, 429) }
-    }
-  }, async (request, reply) => {
-    const id = (request.params as { id: Key }).id
-    if (options.publicParent && relationsNeedCaller([related])) await app.accessTokens.authenticate(request)
-    const page = await relatedPage(app, related, id, callerOf(request), request.query as Query, async () => { await options.parent(request, id) }, readsAsOf(app, request))
-    return sendList(request, reply, page)
-  })
 }

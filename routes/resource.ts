@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest,
 import { createOwnerWords, resolveOwners, whoMay } from '../schema/owners.js'
 import type { TObject } from '@sinclair/typebox'
 import { parseInclude } from '../db/relations.js'
-import { relationData } from '../db/resource.js'
+import { relationData, type RelationData } from '../db/resource.js'
 import type { AccessUser, AuthRule } from '../plugins/auth.js'
 import { requireAuth } from '../plugins/auth.js'
 import { callerNeeded } from '../rules/resource.js'
@@ -17,7 +17,7 @@ import type { AccessRule, Resource } from '../schema/resource.js'
 import { etagOf, ifMatch, sendEntity } from './conditional.js'
 import { linkRoutes } from './links.js'
 import { found, sendList } from './reply.js'
-import { embedding, readsAsOf, relatedListRoute, selectionWith, withIncludable } from './related.js'
+import { embedding, readsAsOf, selectionWith, withIncludable } from './related.js'
 
 /** No body, or an empty object: what an action without `input` takes. */
 const isEmptyBody = (body: unknown): boolean =>
@@ -32,6 +32,33 @@ function routeAuth (rule: AccessRule): AuthRule | undefined {
   return needed === 'nobody' ? undefined : needed === 'admin' ? 'admin' : 'authenticated'
 }
 
+/** What REST's lists and rows of `resource` offer: the relations `include=` embeds, and the schemas that name them. */
+function restShape (resource: Resource, resources: readonly Resource[]) {
+  // What `include=` offers: relations declared `include: false` are GraphQL fields only.
+  const relations = servedRelations(resource, resources).map(relationData).filter(({ relation }) => relation.include !== false)
+  const selection = selectionWith(resource.schemas.item, relations, resource.key)
+  return {
+    relations,
+    selection,
+    list: ListOf(selection),
+    // `include` names what may be included, in OpenAPI.
+    listQuery: withIncludable(resource.schemas.listQuery as TObject, [], relations),
+    itemQuery: withIncludable(ItemQuery, [], relations)
+  }
+}
+
+/** What `include=` of `query` asks among `relations`: see `embedding`. Unknown names are a 400. */
+async function includesOf (app: FastifyInstance, request: FastifyRequest, relations: readonly RelationData[], query: Query, publicRoute: boolean) {
+  const wanted = parseInclude(relations.map(({ relation }) => relation.name), query.include)
+  return embedding(app, request, relations.filter(({ relation }) => wanted.has(relation.name)), query.fields, publicRoute)
+}
+
+/** A list's query string without the filters on `key`: the row the rows are listed under is the path's. */
+function withoutFiltersOn (resource: Resource, listQuery: TObject, key: string | undefined): TObject {
+  const keyFilters = resource.filters.filter(({ field }) => field === key).map(({ name }) => name)
+  return { ...listQuery, properties: Object.fromEntries(Object.entries(listQuery.properties).filter(([name]) => !keyFilters.includes(name))) }
+}
+
 /**
  * The REST routes of a declared resource: `GET/POST /{plural}`, `GET/PUT/PATCH/DELETE /{plural}/{id}`,
  * and `GET /{plural}/{id}/{relation}` for its list relations (those other declarations add to it
@@ -43,9 +70,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
   // Who owns each resource's rows, through their relations' targets: resolved before any statement is built.
   resolveOwners(resources)
   const served = servedRelations(resource, resources).map(relationData)
-  // What `include=` offers: relations declared `include: false` are GraphQL fields only.
-  const relations = served.filter(({ relation }) => relation.include !== false)
-  const relationNames = relations.map(({ relation }) => relation.name)
+  const shape = restShape(resource, resources)
   const { plural, auth } = resource
   // A singular resource is served under its parent, whose name a 404 gives, and is never listed.
   const parent = parentOf(resource, resources)
@@ -53,15 +78,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
   const itemPath = singular ? `/${parent.plural}/:id/${resource.name}` : `/${plural}/:id`
   const missing = parent?.name ?? resource.name
   const one = singular ? `the ${resource.name} of a ${parent.name}` : `a ${resource.name}`
-  const selection = selectionWith(resource.schemas.item, relations, resource.key)
-  // `include` names what may be included, in OpenAPI.
-  const schemas = {
-    ...resource.schemas,
-    selection,
-    list: ListOf(selection),
-    listQuery: withIncludable(resource.schemas.listQuery as TObject, [], relations),
-    itemQuery: withIncludable(ItemQuery, [], relations)
-  }
+  const schemas = { ...resource.schemas, ...shape }
   // A resource that lives under a parent is listed and created at `/{parent plural}/{id}/{plural}`.
   const under = resource.under === undefined ? undefined : served.find(({ relation }) => relation.name === resource.under?.relation)?.relation
   const underPath = under === undefined ? undefined : `/${pluralOf(under.target)}/:id/${plural}`
@@ -107,21 +124,36 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       : rules !== undefined && request.headers.authorization !== undefined ? await app.accessTokens.authenticate(request) : undefined
 
     /** What `include=` asks: see `embedding`. */
-    const includes = async (request: FastifyRequest, query: Query) => {
-      const wanted = parseInclude(relationNames, query.include)
-      return embedding(app, request, relations.filter(({ relation }) => wanted.has(relation.name)), query.fields, auth.read === 'public')
-    }
+    const includes = async (request: FastifyRequest, query: Query) => includesOf(app, request, shape.relations, query, auth.read === 'public')
 
-    for (const related of served.filter(({ relation }) => relation.list && relation.route !== false)) {
-      relatedListRoute(app, {
-        plural,
-        parentName: resource.name,
-        tags,
+    // A list relation's rows (`GET /users/{id}/watchedTasks`, `/tasks/{id}/watchers`): its target's own
+    // list of them, with every list parameter of the target, once the caller may read this row.
+    for (const { relation } of served.filter(({ relation }) => relation.list && relation.route !== false)) {
+      const target = relation.target.resource as Resource
+      const targetShape = restShape(target, resources)
+      const targetModel = servedResourceOf(app, target, resources)
+      const publicParent = auth.read === 'public'
+      app.get(`/${plural}/:id/${relation.name}`, {
         config: withAuth(auth.read),
-        publicParent: auth.read === 'public',
-        related,
-        params: IdParams,
-        parent: async (request, id) => { if (!await model.readable(userOf(request), id, { readsAs: readsAsOf(app, request) })) throw notFound(resource.name) }
+        schema: {
+          tags,
+          summary: `List the ${relation.name} of a ${resource.name}`,
+          params: IdParams,
+          // The row is the path's: a filter on a hasMany's key is not a parameter here.
+          querystring: withoutFiltersOn(target, targetShape.listQuery, relation.kind === 'hasMany' ? relation.key : undefined),
+          response: { 200: targetShape.list, ...errors(400, 401, 403, 404, 429) }
+        }
+      }, async (request, reply) => {
+        const id = (request.params as Params).id
+        // A public row's list of rows only signed-in callers read asks for the token.
+        if (publicParent && target.auth.read !== 'public') await app.accessTokens.authenticate(request)
+        if (!await model.readable(userOf(request), id, { readsAs: readsAsOf(app, request) })) throw notFound(resource.name)
+        const query = request.query as Query
+        const embedded = await includesOf(app, request, targetShape.relations, query, publicParent && target.auth.read === 'public')
+        const caller = target.auth.read === 'public' && target.fieldRules !== undefined && request.headers.authorization !== undefined ? await app.accessTokens.authenticate(request) : userOf(request)
+        const page = await targetModel.list(caller, { ...query, fields: embedded.fields }, { of: { resource: resource.name, relation: relation.name, id }, readsAs: readsAsOf(app, request) })
+        await embedded.embed(page.data)
+        return sendList(request, reply, page)
       })
     }
 
@@ -131,9 +163,9 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
     /** A page of the list as `query` asks, narrowed to the rows of one row of a relation's target when `under` is given. */
     const listed = async (request: FastifyRequest, reply: FastifyReply, under?: { relation: string, id: Key }) => {
       const query = request.query as Query
-      const shape = await includes(request, query)
-      const page = await model.list(await reader(request), { ...query, fields: shape.fields }, { under, readsAs: readsAsOf(app, request) })
-      await shape.embed(page.data)
+      const embedded = await includes(request, query)
+      const page = await model.list(await reader(request), { ...query, fields: embedded.fields }, { under, readsAs: readsAsOf(app, request) })
+      await embedded.embed(page.data)
       return sendList(request, reply, page)
     }
 
@@ -148,12 +180,10 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
     for (const { relation: name, key } of resource.listedUnder) {
       const relation = served.find(({ relation }) => relation.name === name)?.relation
       if (relation === undefined) continue
-      // The row is the path's: a filter on its key is not a parameter here.
-      const keyFilters = resource.filters.filter(({ field }) => field === key).map(({ name }) => name)
-      const properties = Object.fromEntries(Object.entries(schemas.listQuery.properties).filter(([name]) => !keyFilters.includes(name)))
       app.get(`/${pluralOf(relation.target)}/:id/${plural}`, {
         config: withAuth(auth.read),
-        schema: { tags, summary: `List the ${plural} of a ${relation.target.name}`, description: whoMay(resource, auth.read, true), params: paramsOf(relation.target), querystring: { ...schemas.listQuery, properties }, response: { 200: schemas.list, ...errors(400, 401, 403, 404, 429) } }
+        // The row is the path's: a filter on its key is not a parameter here.
+        schema: { tags, summary: `List the ${plural} of a ${relation.target.name}`, description: whoMay(resource, auth.read, true), params: paramsOf(relation.target), querystring: withoutFiltersOn(resource, schemas.listQuery, key), response: { 200: schemas.list, ...errors(400, 401, 403, 404, 429) } }
       }, async (request, reply) => listed(request, reply, { relation: name, id: (request.params as Params).id }))
     }
 
@@ -162,9 +192,9 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
       schema: { tags, summary: `Get ${one}`, description: whoMay(resource, auth.read), params: IdParams, querystring: schemas.itemQuery, response: { 200: schemas.selection, 304: NotModified, ...errors(400, 401, 403, 404, 429) } }
     }, async (request, reply) => {
       const query = request.query as Query
-      const shape = await includes(request, query)
-      const row = found(await model.get(await reader(request), (request.params as Params).id, { fields: shape.fields, readsAs: readsAsOf(app, request) }), missing)
-      await shape.embed([row])
+      const embedded = await includes(request, query)
+      const row = found(await model.get(await reader(request), (request.params as Params).id, { fields: embedded.fields, readsAs: readsAsOf(app, request) }), missing)
+      await embedded.embed([row])
       return sendEntity(request, reply, row)
     })
 

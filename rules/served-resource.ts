@@ -4,15 +4,15 @@
 import type { FastifyInstance } from 'fastify'
 import type { Static, TObject } from '@sinclair/typebox'
 import type { TSchema } from '@sinclair/typebox'
-import { cursorAfterId, type ListPage, type ListParams, type Row } from '../db/pagination.js'
-import { notNullFilter, OWNER_FILTER, resourceData, rowExists, type ResourceData } from '../db/resource.js'
+import { cursorsOf, type ListPage, type ListParams, type Row } from '../db/pagination.js'
+import { linkFilter, notNullFilter, OWNER_FILTER, resourceData, rowExists, type ResourceData } from '../db/resource.js'
 import { reading } from '../db/replicas.js'
 import type { AccessUser } from '../plugins/auth.js'
 import { badRequest, forbidden, notFound, unauthenticated, unprocessable } from '../schema/errors.js'
 import { servedRelations, type RelationTarget } from '../schema/relation-targets.js'
 import type { AccessRule, Resource } from '../schema/resource.js'
 import type { Db } from '../db/connect.js'
-import type { JsonObject } from '../db/relations.js'
+import type { JsonObject, Listing } from '../db/relations.js'
 import { mayMatchField, narrowFilters, shownRow, shownRows, withOwnerColumn } from './field-rules.js'
 import { announce, callerNeeded, forbidsOthersRows, mayRead, readableOwner, readRefused, replacedValues } from './resource.js'
 import { ownerRuleOf, resolveOwners } from '../schema/owners.js'
@@ -56,11 +56,19 @@ export interface ListOptions extends RoutingOptions {
   /** The parent's id, for a resource that lives under one (`under`): `under` with that relation. */
   parent?: Key | undefined
   /**
+   * The rows one row's list relation leads to: `{ resource: 'user', relation: 'watchedTasks', id: 3 }`
+   * lists the tasks user 3 watches (a hasMany or manyToMany of that resource, its own or an `inverse`
+   * declared here: `GET /users/3/watchedTasks`), with the cursors of the declared equality filter on a
+   * hasMany's key when there is one. Whether that row is there for the caller is its own resource's
+   * read rule: ask it first (`readable`).
+   */
+  of?: { resource: string, relation: string, id: Key } | undefined
+  /**
    * The rows of one owner only: 404 naming the owner's resource when there is none. A caller whose read
    * rule narrows them to their own rows asks another's: 403.
    */
   owner?: number | undefined
-  /** Give each row its cursor (`cursors`, in the rows' order): what continues the list after it in ascending id. */
+  /** Give each row its cursor (`cursors`, in the rows' order): what continues the list after it, in its order and under its filters. */
   cursors?: boolean | undefined
 }
 
@@ -122,6 +130,12 @@ export interface ServedResource<R extends object = Row> {
    * `object` shows a field with a read rule, which only `rows` applies.
    */
   rowsAsJson: (caller: Caller, query: Pick<ListRequest, 'limit' | 'offset'>, object: JsonObject, options?: RoutingOptions) => Promise<string | undefined>
+  /**
+   * The filters and sort of `query` for a list of these rows nested below other rows (GraphQL's
+   * `Project.tasks(status: todo, orderBy: [DUE_ON_DESC])`), checked and narrowed for `caller` as `list`
+   * narrows them: what the relation statements add to their link (their read rule is theirs to apply).
+   */
+  listing: (caller: Caller, query: ListRequest) => Listing
   /** The row whose key is `id` as `caller` may see it; undefined when there is none, or it is hidden from them. */
   get: (caller: Caller, id: Key, options?: ReadOptions) => Promise<R | undefined>
   /** Whether `caller` may read the row whose key is `id` (it is there, and not hidden from them). */
@@ -218,7 +232,17 @@ export function admitted (rule: AccessRule | false | undefined, caller: Caller, 
 export function serveResource (app: FastifyInstance, resource: Resource, resources: readonly Resource[] = [resource]): ServedResource {
   // Who owns the rows of every resource served beside it (through their relations' targets), checked once at start.
   resolveOwners(resources)
-  const data: ResourceData = resourceData(resource)
+  // The list relations of other rows that lead to these rows (a user's `watchedTasks`), by `resource.relation`:
+  // the filter naming one such row's, the declared equality filter on a hasMany's key when there is one.
+  // That row is named by its own resource's key type (a uuid project's tasks: a uuid).
+  const linked = resources.flatMap((other) => servedRelations(other, resources)
+    .filter((relation) => relation.list && relation.target.resource === resource)
+    .map((relation) => ({ of: `${other.name}.${relation.name}`, relation, keyType: other.keyType })))
+  const linkFilters = new Map(linked.map(({ of, relation, keyType }) => [of, {
+    filter: resource.filters.find(({ field, op }) => relation.kind !== 'manyToMany' && field === relation.key && op === '=')?.name ?? linkFilter(relation),
+    keyType
+  }]))
+  const data: ResourceData = resourceData(resource, linked.map(({ relation }) => relation))
   const writes = resourceWrites(resource, data, resources)
   const links = linkWrites(app, resource, data, resources, (caller, row) => shownRow(resource.fieldRules, caller, row))
   const { auth, key, name, plural, keyType } = resource
@@ -245,7 +269,12 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
 
   /** The rows one list is of (`ListOptions`): the filter that names them, the row's id, its table and name for the 404. */
   const restrictionOf = (options: ListOptions): Restriction | undefined => {
-    const { under, parent, owner } = options
+    const { under, parent, owner, of } = options
+    if (of !== undefined) {
+      const link = linkFilters.get(`${of.resource}.${of.relation}`)
+      if (link === undefined) throw new Error(`${plural} are not the ${of.relation} of a ${of.resource}`)
+      return { filter: link.filter, id: checkedKey(link.keyType, of.id), target: undefined, ofOwner: false }
+    }
     const relation = under?.relation ?? (parent === undefined ? undefined : resource.under?.relation)
     if (relation !== undefined) {
       const listed = listedUnder.get(relation)
@@ -320,7 +349,9 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
       admitted(auth.read, caller, `read of ${name}`)
       const restriction = restrictionOf(options)
       const filters = filtersOf(caller, query, restriction)
-      const read = withOwnerColumn(rules, query.fields, key)
+      // Each row's cursor needs its sort column, which `fields=` may leave out: read, then dropped again.
+      const sorted = String(query.sort ?? 'id').replace(/^-/, '')
+      const read = withOwnerColumn(rules, options.cursors === true && query.fields !== undefined ? `${query.fields},${sorted}` : query.fields, key)
       const context = { secret: app.tandemConfig.jwtSecret, filters }
       const page = await reading(app.db, caller?.sub ?? options.readsAs, async (db) => {
         const page = await data.page(db, { ...query, fields: read.fields }, context)
@@ -329,17 +360,19 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
         if (page.data.length === 0 && target !== undefined && restriction !== undefined && !await rowExists(db, target.table, restriction.id)) throw notFound(target.name)
         return page
       })
+      const cursors = options.cursors === true ? cursorsOf(data.list, query, context, page.data) : undefined
       const rows = shownRows(rules, caller, page.data)
       read.strip(rows)
+      if (cursors !== undefined && query.fields !== undefined && !query.fields.split(',').some((field) => field.trim() === sorted)) for (const row of rows) delete row[sorted]
       const shown: ResourcePage<Row> = { ...page, data: rows }
-      if (options.cursors === true) shown.cursors = rows.map((row) => cursorAfterId(context, row.id))
+      if (cursors !== undefined) shown.cursors = cursors
       return shown
     },
     async rows (caller, query = {}, options = {}) {
       admitted(auth.read, caller, `read of ${name}`)
       const read = withOwnerColumn(rules, query.fields, key)
       const filters = filtersOf(caller, query)
-      const rows = await reading(app.db, caller?.sub ?? options.readsAs, (db) => data.rows(db, { limit: query.limit, offset: query.offset, fields: read.fields }, filters))
+      const rows = await reading(app.db, caller?.sub ?? options.readsAs, (db) => data.rows(db, { limit: query.limit, offset: query.offset, sort: query.sort, order: query.order, fields: read.fields }, filters))
       const shown = shownRows(rules, caller, rows)
       read.strip(shown)
       return shown
@@ -349,6 +382,9 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
       if (rules !== undefined && object.columns.some(([, column]) => rules.fields[column] !== undefined)) return undefined
       const filters = filtersOf(caller, {})
       return await reading(app.db, caller?.sub ?? options.readsAs, async (db) => await data.rowsAsJson(db, { limit: query.limit, offset: query.offset }, filters, object))
+    },
+    listing (caller, query) {
+      return data.listing(app.db, query, filtersOf(caller, query))
     },
     async get (caller, id, options = {}) {
       admitted(auth.read, caller, `read of ${name}`)

@@ -118,6 +118,54 @@ export function scalarOf (resource: Resource, field: string, declared = resource
 
 const described = (text: string): string => JSON.stringify(text)
 
+/** `due_on` → `DUE_ON`: a field's name in an enum value. */
+const constantCase = (field: string): string => camelCase(field).replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()
+
+/**
+ * The GraphQL sort of a resource's lists, as PostGraphile names it: the enum `TasksOrderBy`, whose
+ * values are each sortable field ascending and descending (`ID_ASC`, `DUE_ON_DESC`), each mapped to
+ * REST's `sort` (`id`, `-due_on`). Undefined for a resource that is never listed (a singular one).
+ */
+export function orderByOf (resource: Resource): { name: string, values: ReadonlyMap<string, string> } | undefined {
+  if (resource.singularOf !== undefined || resource.key !== 'id') return undefined
+  const fields = [...new Set(['id', ...resource.declaration.sort ?? []])]
+  const values = new Map(fields.flatMap((field) => [[`${constantCase(field)}_ASC`, field], [`${constantCase(field)}_DESC`, `-${field}`]] as const))
+  return { name: `${capitalized(resource.plural)}OrderBy`, values }
+}
+
+/** The SDL of a resource's `orderBy` enum. */
+function orderBySdl (resource: Resource): string[] {
+  const orderBy = orderByOf(resource)
+  if (orderBy === undefined) return []
+  return [
+    described(`The orders of ${resource.plural} lists (REST's \`sort\`): a field ascending (NULLs last) or descending (NULLs first), ties broken by id in the same direction.`),
+    `enum ${orderBy.name} {`, ...[...orderBy.values.keys()].map((value) => `  ${value}`), '}'
+  ]
+}
+
+/** A declared filter as a GraphQL argument: `status: TaskStatus`, `assigneeIdNull: Boolean`. */
+function filterArgument (resource: Resource, { name, field, op }: ResourceFilter): string {
+  return `${camelCase(name)}: ${op === 'positive' || op === 'isNull' ? 'Boolean' : scalarOf(resource, field)}`
+}
+
+/** The filter arguments of `resource`'s lists: its declared filters (but those on `key`), and `q` when it is searchable. */
+function filterArguments (resource: Resource, key?: string): string[] {
+  const filters = resource.filters.filter(({ field }) => field !== key)
+  return [...filters.map((filter) => filterArgument(resource, filter)), ...(resource.search ?? []).length > 0 ? ['q: String'] : []]
+}
+
+/**
+ * A list relation's field: `tasks(limit: Int, orderBy: [TasksOrderBy!] = [ID_ASC], status: TaskStatus, …): [Task!]!`,
+ * the target's sort and filters as its own lists take them (none when the target is not declared), but
+ * those on `key`, which the row gives (a hasMany's).
+ */
+function listRelationSdl (name: string, target: Resource | undefined, type: string, key?: string): string {
+  const orderBy = target === undefined ? undefined : orderByOf(target)
+  const args = ['limit: Int', ...orderBy === undefined ? [] : [`orderBy: [${orderBy.name}!] = [ID_ASC]`], ...target === undefined ? [] : filterArguments(target, key)]
+  const order = orderBy === undefined ? 'by id' : 'in the order `orderBy` asks (default: by id)'
+  return `  ${described(`The first \`limit\` (1–100, default 20) of its ${name}${target === undefined ? '' : ' the filters find'}, ${order}.`)}\n  ${name}(${args.join(', ')}): [${type}!]!`
+}
+
 /** `a label`, `an order`. */
 // By sound: `an order`, `a user` (a `u` said as `you`), `an umbrella`.
 const aOrAn = (name: string): string => `${/^([aeio]|u(?!s|n[aeiou]|ni))/.test(name) ? 'an' : 'a'} ${name}`
@@ -200,7 +248,7 @@ function inverseSdl (resource: Resource, type: string, relations: readonly Relat
     return [
       `extend type ${targetTypeOf(relation.target)} {`,
       list
-        ? `  ${described(`The first \`limit\` (1–100, default 20) of its ${inverse}, by id.`)}\n  ${inverse}(limit: Int): [${type}!]!`
+        ? listRelationSdl(inverse, resource, type, relation.kind === 'belongsTo' ? relation.key : undefined)
         : `  ${described(`The ${resource.name} that has it among its ${relation.name}.`)}\n  ${inverse}: ${type}`,
       '}'
     ]
@@ -246,8 +294,8 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
       return rule === undefined ? [] : [`  ${described(`Read by ${resource.owner === resource.key ? `the ${resource.name}` : `the ${resource.name}'s owner`}${rule === 'ownerOrAdmin' ? ' and administrators' : ''} only; null for everyone else.`)}`]
     }
     const writable = resource.writable
-    const argument = ({ name, field, op }: ResourceFilter) => `${camelCase(name)}: ${op === 'positive' || op === 'isNull' ? 'Boolean' : scalarOf(resource, field)}`
-    const filters = [...resource.filters.map(argument), ...(resource.search ?? []).length > 0 ? ['q: String'] : []]
+    const argument = (filter: ResourceFilter) => filterArgument(resource, filter)
+    const filters = filterArguments(resource)
     // A create may leave out a field with a default: GraphQL shows the default.
     const defaultOf = (column: string) => {
       const given = (properties[column] as { default?: unknown }).default
@@ -255,6 +303,7 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
       return given === undefined ? '' : ` = ${enumOf(resource, column) === undefined ? JSON.stringify(given) : String(given)}`
     }
     const filterArgs = filters.length === 0 ? '' : `, ${filters.join(', ')}`
+    const orderByArgument = `orderBy: [${orderByOf(resource)?.name ?? ''}!] = [ID_ASC]`
     const actions = actionSdl(resource, names.type)
     const relations = resolveRelations(resource, known)
     // The links its manyToMany relations write (`linkTaskWatcher`), and their events.
@@ -344,10 +393,11 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
       `type ${names.type} {`,
       ...Object.keys(resource.schemas.item.properties).map(shown),
       ...relations.map((relation) => relation.list
-        ? `  ${described(`The first \`limit\` (1–100, default 20) of its ${relation.name}, by id.`)}\n  ${relation.name}(limit: Int): [${targetTypeOf(relation.target)}!]!`
+        ? listRelationSdl(relation.name, relation.target.resource, targetTypeOf(relation.target), relation.kind === 'hasMany' ? relation.key : undefined)
         : `  ${relation.name}: ${targetTypeOf(relation.target)}${relation.required === true ? '!' : ''}`),
       '}',
       ...enumsSdl(resource),
+      ...orderBySdl(resource),
       `type ${names.edge} {\n  cursor: String!\n  node: ${names.type}!\n}`,
       `type ${names.connection} {\n  edges: [${names.edge}!]!\n  pageInfo: PageInfo!\n}`,
       ...resource.auth.create === false ? [] : createInput,
@@ -358,10 +408,10 @@ export function resourceSdl (resources: readonly Resource[], known: readonly Res
       'extend type Query {',
       `  ${described(`The ${resource.name} with this id, or null.`)}`,
       `  ${names.one}(id: ID!): ${names.type}`,
-      `  ${described(`${capitalized(resource.plural)} in ascending id: the first \`limit\` (1–100, default 20), after skipping \`offset\`.`)}`,
-      `  ${names.list}(limit: Int, offset: Int${filterArgs}): [${names.type}!]!`,
-      `  ${described(`${capitalized(resource.plural)} in ascending id, a page at a time: \`first\` after the cursor \`after\`.`)}`,
-      `  ${names.listConnection}(first: Int, after: String${filterArgs}): ${names.connection}!`,
+      `  ${described(`${capitalized(resource.plural)} in the order \`orderBy\` asks (default: ascending id): the first \`limit\` (1–100, default 20), after skipping \`offset\`.`)}`,
+      `  ${names.list}(limit: Int, offset: Int, ${orderByArgument}${filterArgs}): [${names.type}!]!`,
+      `  ${described(`${capitalized(resource.plural)} in the order \`orderBy\` asks (default: ascending id), a page at a time: \`first\` after the cursor \`after\` (made under the same order and filters, by either style).`)}`,
+      `  ${names.listConnection}(first: Int, after: String, ${orderByArgument}${filterArgs}): ${names.connection}!`,
       '}',
       ...mutations.length === 0 ? [] : ['extend type Mutation {', ...mutations, '}'],
       ...subscriptionSdl(resource, names.type, argument),

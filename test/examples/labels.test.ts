@@ -644,7 +644,13 @@ t.test('inverse: a post\'s labels as a nested list, with the list parameters of 
   t.same(body<{ data: Named[] }>(await asBob('GET', `/posts/${two?.id}/labels`)).data.map((label) => label.name), ['bravo'])
   t.same(body<{ data: Named[] }>(await asBob('GET', `/posts/${three?.id}/labels`)).data, [])
   t.equal((await asBob('GET', `${path}?sort=-name&cursor=${encodeURIComponent(page.pagination.nextCursor)}`)).statusCode, 400, 'a cursor is bound to its sort')
-  t.equal((await asBob('GET', `${path}?include=owner`)).statusCode, 400)
+  // The labels' own list (issue 40, 5): their include= and filters too.
+  const withOwner = body<{ data: Array<Record<string, unknown>> }>(await asBob('GET', `${path}?include=owner&fields=name&limit=1`)).data
+  t.same([withOwner.length, Object.keys(withOwner[0] ?? {}).sort()], [1, ['id', 'name', 'owner']], 'include= of the labels, with fields=')
+  t.match(withOwner[0], { name: 'alpha', owner: { name: 'Ann' } })
+  t.equal((await asBob('GET', `${path}?include=posts`)).statusCode, 200)
+  t.equal((await asBob('GET', `${path}?include=nope`)).statusCode, 400)
+  t.same(body<{ data: Named[] }>(await asBob('GET', `${path}?name=bravo`)).data.map((label) => label.name), ['bravo'], 'a filter of the labels')
   t.same(body(await asBob('GET', '/posts/999999/labels')), { error: 'post not found' })
   t.equal((await apiClient(app)('GET', path)).statusCode, 401, 'labels are read by signed-in users only')
 })

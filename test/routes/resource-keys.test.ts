@@ -258,6 +258,68 @@ t.test('GraphQL: IDs of a uuid and a text key, parsed by the key\'s type, in que
   t.match(sdl, /type Tag \{\n {2}id: ID!/, 'and a bigint key')
 })
 
+t.test('the declared sort over uuid, text and bigint keys (issue 40, 1 with 5 and 7): connections, nested routes and nested lists page by cursors of the sort', async (t) => {
+  const { app, ann, asAnn } = await setUp(t)
+  const ask = async <D = Record<string, any>>(query: string, variables?: Record<string, unknown>) => graphql<D>(app, query, { headers: ann.headers, ...variables === undefined ? {} : { variables } })
+  // Ranks repeat: the uuid breaks the ties, in the sort's direction.
+  const made: Array<{ id: string, rank: number }> = []
+  for (const [name, rank] of [['Garden', 2], ['Kitchen', 1], ['Attic', 2], ['Cellar', 1], ['Porch', 2]] as const) made.push(body(await asAnn('POST', '/projects', { name, rank })))
+  const byKey = (a: string, b: string) => a < b ? -1 : a > b ? 1 : 0
+  const descending = [...made].sort((a, b) => b.rank - a.rank || byKey(b.id, a.id)).map(({ id }) => id)
+
+  type Connection = { projectsConnection: { edges: Array<{ cursor: string, node: { id: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } }
+  const connection = async (after: string | null, first = 2) => (await ask<Connection>('query ($after: String, $first: Int) { projectsConnection(first: $first, orderBy: [RANK_DESC], after: $after) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }', { after, first })).data?.projectsConnection
+  const seen: string[] = []
+  let after: string | null = null
+  for (let i = 0; i < 10; i++) {
+    const page: Connection['projectsConnection'] | undefined = await connection(after)
+    seen.push(...page?.edges.map(({ node }) => node.id) ?? [])
+    after = page?.pageInfo.endCursor ?? null
+    if (page?.pageInfo.hasNextPage !== true) break
+  }
+  t.same(seen, descending, 'projectsConnection(orderBy: [RANK_DESC]): every uuid row once, in (rank, id) descending, pages of 2')
+  const rest: Page<{ id: string }> = body(await asAnn('GET', '/projects?sort=-rank&limit=2'))
+  t.same((await connection(rest.pagination.nextCursor, 10))?.edges.map(({ node }) => node.id), descending.slice(2), 'a REST cursor of the sort continues in GraphQL')
+  const edge = (await connection(null, 3))?.edges[2]?.cursor
+  t.same(body<Page<{ id: string }>>(await asAnn('GET', `/projects?sort=-rank&cursor=${String(edge)}`)).data.map(({ id }) => id), descending.slice(3), 'and an edge\'s cursor continues in REST')
+
+  // Tasks (a text key, single digits so that text order is plain) under one uuid project, ranks repeating.
+  const garden = made[0] as { id: string }
+  const tasksMade: Array<{ id: string, rank: number }> = []
+  for (const rank of [1, 2, 1, 2, 1]) tasksMade.push(body(await asAnn('POST', '/tasks', { project_id: garden.id, title: `t${tasksMade.length}`, rank })))
+  const tasksDescending = [...tasksMade].sort((a, b) => b.rank - a.rank || byKey(b.id, a.id)).map(({ id }) => id)
+  const nestedSeen: string[] = []
+  let cursor: string | null = ''
+  for (let i = 0; cursor !== null && i < 10; i++) {
+    const page: Page<{ id: string }> = body(await asAnn('GET', `/projects/${garden.id}/tasks?sort=-rank&limit=2${cursor === '' ? '' : `&cursor=${cursor}`}`))
+    nestedSeen.push(...page.data.map(({ id }) => id))
+    cursor = page.pagination.nextCursor
+  }
+  t.same(nestedSeen, tasksDescending, 'the nested route of the uuid parent pages by -rank, ties by the text key')
+  type Tasks = { tasksConnection: { edges: Array<{ node: { id: string } }> } }
+  const firstTwo: Page<{ id: string }> = body(await asAnn('GET', `/tasks?project_id=${garden.id}&sort=-rank&limit=2`))
+  const continued = await ask<Tasks>('query ($p: ID, $after: String) { tasksConnection(projectId: $p, orderBy: [RANK_DESC], after: $after) { edges { node { id } } } }', { p: garden.id, after: firstTwo.pagination.nextCursor })
+  t.same(continued.data?.tasksConnection.edges.map(({ node }) => node.id), tasksDescending.slice(2), 'a uuid filter\'s cursor of the sort is the same in both styles')
+
+  const nested = await ask<{ project: { tasks: Array<{ id: string }>, ones: Array<{ id: string }> } }>('query ($id: ID!) { project(id: $id) { tasks(orderBy: [RANK_DESC], limit: 3) { id } ones: tasks(rank: 1, orderBy: [ID_DESC]) { id } } }', { id: garden.id })
+  t.same(nested.data?.project.tasks.map(({ id }) => id), tasksDescending.slice(0, 3), 'a nested list below a uuid row takes orderBy')
+  t.same(nested.data?.project.ones.map(({ id }) => id), tasksMade.filter(({ rank }) => rank === 1).map(({ id }) => id).sort().reverse(), 'and the target\'s filters')
+  const plain = await ask<{ projects: Array<{ id: string, tasks: Array<{ id: string }> }> }>('{ projects(orderBy: [RANK_DESC]) { id tasks(orderBy: [RANK_DESC], limit: 2) { id } } }')
+  t.same(plain.data?.projects.map(({ id }) => id), descending, 'a plain list of uuid rows sorted')
+  t.same(plain.data?.projects.find(({ id }) => id === garden.id)?.tasks.map(({ id }) => id), tasksDescending.slice(0, 2), 'with its nested list, in one statement')
+
+  // Bigint tags through the join table, listed from a text-keyed task: the task's key names the row, not the tags' type.
+  const tags: string[] = []
+  for (const name of ['a', 'b', 'c']) tags.push(body<{ id: string }>(await asAnn('POST', '/tags', { name })).id)
+  const task = tasksMade[0] as { id: string }
+  for (const tag of tags) await sql`insert into task_tags (task_id, tag_id) values (${task.id}, ${tag}::bigint)`.execute(app.db)
+  const tagPage: Page<{ id: string }> = body(await asAnn('GET', `/tasks/${task.id}/tags?sort=-id&limit=2`))
+  t.same(tagPage.data.map(({ id }) => id), [tags[2], tags[1]], 'a manyToMany\'s route by a text key, bigint ids sorted descending')
+  t.same(body<Page<{ id: string }>>(await asAnn('GET', `/tasks/${task.id}/tags?sort=-id&limit=2&cursor=${String(tagPage.pagination.nextCursor)}`)).data.map(({ id }) => id), [tags[0]], 'its cursor carries the exact bigint (each beyond 2^53)')
+  const tagged = await ask<{ task: { tags: Array<{ id: string }> } }>('query ($id: ID!) { task(id: $id) { tags(orderBy: [ID_DESC], limit: 2) { id } } }', { id: task.id })
+  t.same(tagged.data?.task.tags.map(({ id }) => id), [tags[2], tags[1]], 'the same nested list in GraphQL, the ids exact')
+})
+
 t.test('a subscription\'s ID argument of a uuid key hears the rows of that project', async (t) => {
   const { url, ann, asAnn } = await setUp(t, true)
   const garden = body<{ id: string }>(await asAnn('POST', '/projects', { name: 'Garden', rank: 1 }))
