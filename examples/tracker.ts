@@ -1,6 +1,7 @@
 // A second host application: a project tracker whose tables look like real ones. Projects and tasks
 // are named by uuids the database makes; a task's status is an enum and its due date a day that may be
-// missing, which lists sort by (NULLs last ascending, first descending, through cursors); and a task belongs to its assignee AND to its project's owner: an owner rule that looks
+// missing, which lists sort by (NULLs last ascending, first descending, in both styles and through
+// cursors); and a task belongs to its assignee AND to its project's owner: an owner rule that looks
 // through a relation, declared rather than written in hooks. Two declarations and one migration.
 // Run it with `npx tsx examples/tracker.ts` once the package is built (or installed).
 import { pathToFileURL } from 'node:url'

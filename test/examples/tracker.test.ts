@@ -65,6 +65,8 @@ t.test('a nullable date sorts the same in both styles, through cursors', async (
   t.same(descending.map((task) => task.due_on), [null, null, '2027-03-02', '2027-03-01', '2027-02-27'], 'descending: the missing days first')
   const res = await graphql(app, '{ tasks(dueOn: "2027-02-27") { title dueOn } }', { headers: ann.headers })
   t.same(res.data, { tasks: [{ title: 'plan', dueOn: '2027-02-27' }] }, 'GraphQL: the same calendar day, as a Date')
+  const sorted = await graphql(app, '{ tasks(orderBy: [DUE_ON_ASC]) { id dueOn } }', { headers: ann.headers })
+  t.same(sorted.data?.tasks.map((task: { id: string }) => task.id), rest.map((task) => task.id), 'GraphQL\'s orderBy: the same order, ties and all')
 })
 
 t.test('the project\'s owner or the assignee changes a task; nobody else', async (t) => {
