@@ -5,7 +5,7 @@ import {
 } from 'graphql'
 import type { JsonFormat, JsonObject, NestedRelation } from '../db/relations.js'
 import type { AccessUser } from '../plugins/auth.js'
-import { callerNeeded, readableOwner } from '../rules/resource.js'
+import { callerNeeded, readableOwner, readerOf } from '../rules/resource.js'
 import type { ServedResource } from '../rules/served-resource.js'
 import type { Resource } from '../schema/resource.js'
 import { graphqlNames } from '../schema/resource-sdl.js'
@@ -186,9 +186,9 @@ export function compiledAnswers (types: PlannedTypes, resources: readonly Resour
       const args = argumentsOf(nodes, ['limit', 'offset'], variables)
       if (args === undefined) return undefined
       // The rules' caller, as the list's resolver has it: nobody on a public resource without field rules.
-      const needed = callerNeeded(list.resource.auth.read) !== 'nobody'
-      if (needed && viewer === undefined) return undefined
-      const caller = needed || list.resource.fieldRules !== undefined ? viewer : undefined
+      // A read the rule refuses without a viewer is executed, for GraphQL's own error.
+      if (callerNeeded(list.resource.auth.read) !== 'nobody' && viewer === undefined) return undefined
+      const caller = readerOf(list.resource, viewer)
       const object = objectOf(types, list.type, returned, nodes, walk)
       const offset = args.offset ?? undefined
       if (object === undefined || (offset !== undefined && typeof offset !== 'number')) return undefined

@@ -3,7 +3,7 @@ import type { GraphQLResolveInfo } from 'graphql'
 import type { IResolvers } from 'mercurius'
 import type { Row as PageRow } from '../db/pagination.js'
 import { reading } from '../db/replicas.js'
-import { callerNeeded, eventRow, type ResourceEventPayload } from '../rules/resource.js'
+import { callerNeeded, eventRow, readerOf, type ResourceEventPayload } from '../rules/resource.js'
 import { answeredToWriter } from '../rules/field-rules.js'
 import type { BulkResult, ServedResource } from '../rules/served-resource.js'
 import { asItem, itemError } from '../rules/resource-writes.js'
@@ -96,7 +96,7 @@ export function declaredResolvers (resources: readonly Resource[], served: (reso
     const { filters: translatedFilters, query: listQueryOf, nullOf, refusedNull, idFilters } = listArguments(resource)
     // Who reads: a public resource asks for no token, and the field rules look at one when it is sent.
     const reader = async (ctx: Context): Promise<AccessUser | undefined> =>
-      await callerFor(ctx, resource.auth.read) ?? (rules === undefined ? undefined : await ctx.viewer().catch(() => undefined))
+      readerOf(resource, await callerFor(ctx, resource.auth.read) ?? await ctx.viewer().catch(() => undefined))
     // Whose writes the query must see (read-your-writes): the reader's, or on a public resource the
     // viewer's when a valid token was sent, though the rules read as nobody. It only routes the read.
     const readsAsOf = async (ctx: Context, reader: AccessUser | undefined): Promise<number | undefined> =>

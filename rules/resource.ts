@@ -16,6 +16,15 @@ export function callerNeeded (rule: AccessRule): 'nobody' | 'user' | 'admin' {
 }
 
 /**
+ * Who a read of `resource` is made as, given the viewer (the user of a valid token, if one was sent):
+ * the viewer, except on a public resource without field rules, which every caller reads alike. The
+ * read rule itself (`admitted`) then refuses a missing viewer where one is needed.
+ */
+export function readerOf (resource: Resource, viewer: AccessUser | undefined): AccessUser | undefined {
+  return callerNeeded(resource.auth.read) === 'nobody' && resource.fieldRules === undefined ? undefined : viewer
+}
+
+/**
  * Whether reading `relations` needs a signed-in caller: one of their targets is not public. A public
  * resource's route or field then asks for a token before it embeds them.
  */
