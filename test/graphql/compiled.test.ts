@@ -119,6 +119,12 @@ t.test('what GraphQL must execute is executed, with the same answer', async (t) 
     t.ok(body.errors?.length > 0, `refused: ${query}`)
     t.notOk(compiled.some((s) => /string_agg/.test(s)), 'no answer of the database alone')
   }
+  // A deleted user's token reads nothing, as GraphQL's execution answers it.
+  const gone = await signedIn(app, { name: 'Gone' })
+  t.equal((await apiClient(app, gone.headers)('DELETE', `/users/${gone.id}`)).statusCode, 204)
+  const stale = await both('{ chores { title owner { name } } }', gone.headers)
+  t.same(stale.body.data, null, 'a deleted user\'s token: no rows')
+  t.notOk(stale.compiled.some((s) => /string_agg/.test(s)), 'and no answer of the database alone')
   const admin = await adminToken(app)
   const asAdmin = await both('{ users(limit: 5) { email } }', admin)
   t.same(asAdmin.body.data.users.map((u: { email: string | null }) => u.email === null), [false, false, false], 'an administrator reads every email')
