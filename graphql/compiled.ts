@@ -202,11 +202,15 @@ export function compiledAnswers (types: PlannedTypes, resources: readonly Resour
   const plans = new WeakMap<DocumentNode, Map<string, Root[] | null>>()
   const viewerKey = (viewer: AccessUser | undefined): string => viewer === undefined ? '' : `${viewer.role}:${viewer.sub}`
 
-  /** The answer's text (`{"data":{…}}`) of `document`, or undefined when GraphQL must execute it. */
-  async function answer (schema: GraphQLSchema, document: DocumentNode, sent: Variables | undefined, context: Pick<TandemGraphqlContext, 'viewer'>): Promise<string | undefined> {
+  /**
+   * The answer's text (`{"data":{…}}`) of `document`, or undefined when GraphQL must execute it
+   * (an `operationName` the document's one operation does not have is GraphQL's error to give).
+   */
+  async function answer (schema: GraphQLSchema, document: DocumentNode, sent: Variables | undefined, context: Pick<TandemGraphqlContext, 'viewer'>, operationName?: unknown): Promise<string | undefined> {
     const operation = onlyOperation(document)
     const query = schema.getQueryType()
     if (operation === undefined || operation.operation !== 'query' || query == null) return undefined
+    if (operationName != null && operationName !== operation.name?.value) return undefined
     // Memoized by the context: the resolvers of a query GraphQL executes after all reuse it.
     const viewer = await context.viewer().catch(() => undefined)
     const fixed = (operation.variableDefinitions?.length ?? 0) === 0

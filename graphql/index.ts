@@ -20,6 +20,7 @@ import { PersistedQueryStore } from './persisted.js'
 import { relationPlanner } from './relations.js'
 import { listArguments, type ListArguments } from './list-arguments.js'
 import { compiledAnswers } from './compiled.js'
+import { AnsweredDocuments } from './answered-documents.js'
 import { plannedTypes } from './planned-types.js'
 import { declaredResolvers } from './declared.js'
 import { declaredAnswers } from './declared-answers.js'
@@ -91,17 +92,20 @@ function checkGetParameters (query: Record<string, unknown>): void {
 }
 
 /**
- * What an HTTP request sent for the operation Mercurius runs: its body's (or, batched, its item's)
- * or its query string's `variables` and `operationName`, read as Mercurius reads them. Undefined
- * without a request (the application's own `app.graphql(…)` calls) or without variables.
+ * What an HTTP request sent for the operation Mercurius runs: its body (or, batched, its item) or
+ * its query string. Undefined without a request (the application's own `app.graphql(…)` calls).
  */
-function sentVariables (context: MercuriusContext): { variables: unknown, operationName: unknown } | undefined {
+function sentOperation (context: MercuriusContext): { variables?: unknown, operationName?: unknown } | undefined {
   const request = context.reply?.request as FastifyRequest | undefined
   if (request === undefined) return undefined
   let sent = (request.method === 'GET' ? request.query : request.body) as unknown
   if (Array.isArray(sent)) sent = sent[context.operationId ?? 0]
-  if (sent === null || typeof sent !== 'object') return undefined
-  const { variables, operationName } = sent as { variables?: unknown, operationName?: unknown }
+  return sent === null || typeof sent !== 'object' ? undefined : sent
+}
+
+/** The `variables` and `operationName` a request sent, read as Mercurius reads them; undefined without variables. */
+function sentVariables (context: MercuriusContext): { variables: unknown, operationName: unknown } | undefined {
+  const { variables, operationName } = sentOperation(context) ?? {}
   if (variables === undefined || variables === null || variables === '') return undefined
   if (typeof variables !== 'string') return { variables, operationName }
   // GET: JSON text, already found to be an object by checkGetParameters.
@@ -262,6 +266,20 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     }
   }
 
+  // Resolvers and loaders share one context a request; the answers made before Mercurius reads a request too.
+  const contexts = new WeakMap<FastifyRequest, { viewer: () => Promise<AccessUser> }>()
+  const contextOf = (request: FastifyRequest) => {
+    let context = contexts.get(request)
+    if (context === undefined) {
+      let caller: Promise<AccessUser> | undefined
+      contexts.set(request, context = { viewer: () => (caller ??= app.accessTokens.authenticate(request)) })
+    }
+    return context
+  }
+  // A traced operation is named and timed by Mercurius's hooks, and a persisted-only server checks
+  // every document against its store: both go through Mercurius on every request.
+  const answered = tracing === undefined && !persistedOnly ? new AnsweredDocuments(documentCacheEntries(config.graphqlDocumentCacheBytes)) : undefined
+
   const handleError: typeof errorHandler = async (error, request, reply) => { await errorHandler(error, request, reply, formatting) }
 
   // Fails closed: if a Mercurius upgrade moves its WebSocket handler, the application refuses to
@@ -286,8 +304,17 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
       }
     })
     if (tracing !== undefined) scope.addHook('onRoute', tracing.onRoute)
-    scope.addHook('preHandler', async (request) => {
-      if (request.method === 'GET' && request.routeOptions.url === GRAPHQL_PATH) checkGetParameters(request.query as Record<string, unknown>)
+    scope.addHook('preHandler', async (request, reply) => {
+      if (request.routeOptions.url !== GRAPHQL_PATH) return
+      if (request.method === 'GET') checkGetParameters(request.query as Record<string, unknown>)
+      // A document the database answered alone before, sent again as it was: answered here, without Mercurius.
+      const schema = liveSchema?.()
+      const found = schema === undefined ? undefined : answered?.sentBy(request, schema)
+      if (schema === undefined || found === undefined) return
+      const text = await compiled.answer(schema, found.document, undefined, contextOf(request)).catch(() => undefined)
+      if (text === undefined) return
+      metrics?.graphqlOperation(found.operationName, 'ok')
+      return await reply.type('application/json; charset=utf-8').send(text)
     })
     // Mercurius's own GraphiQL loads its scripts from a CDN: this one is served by the API.
     if (withGraphiql) {
@@ -307,11 +334,7 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
       cache: documentCacheEntries(config.graphqlDocumentCacheBytes),
       validationRules: [depthLimit(config.graphqlMaxDepth), mutationLimit(MUTATION_LIMITS), ...introspection ? [] : [introspectionDisabled]],
       persistedQueryProvider: store.provider(!persistedOnly),
-      context: (request: FastifyRequest) => {
-        let caller: Promise<AccessUser> | undefined
-        const viewer = () => (caller ??= app.accessTokens.authenticate(request))
-        return { viewer }
-      },
+      context: (request: FastifyRequest) => ({ ...contextOf(request) }),
       errorFormatter: ((execution, context) => errorFormatter(execution, context, formatting)) satisfies typeof errorFormatter as never,
       errorHandler: operationMetrics === undefined ? handleError : operationMetrics.errorHandler(handleError),
       subscription: {
@@ -375,8 +398,9 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
       // A mutation's caller reads their write next (read replicas: plugins/database.ts).
       if (document.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'mutation')) requestWrote(context.reply.request)
       // A query the database answers alone is sent as its text; GraphQL runs a document of `__typename` only instead.
-      const text = context.reply === undefined ? undefined : await compiled.answer(schema, document, variables, context as TandemGraphqlContext).catch(() => undefined)
+      const text = context.reply === undefined ? undefined : await compiled.answer(schema, document, variables, context as TandemGraphqlContext, sentOperation(context)?.operationName).catch(() => undefined)
       if (text !== undefined) {
+        answered?.remember(schema, document)
         // A serializer of its own leaves the type unset: the one Fastify gives an object it serializes.
         context.reply.serializer(() => text).type('application/json; charset=utf-8')
         return { document: TYPENAME_ONLY }

@@ -49,9 +49,9 @@ const migrations = {
   }
 }
 
-async function setUp (t: Test) {
+async function setUp (t: Test, options: Parameters<typeof build>[1] = {}) {
   const recorded = recordSql(await testDb())
-  const app = await build(t, { db: recorded.db, resources: [chores], migrations })
+  const app = await build(t, { db: recorded.db, resources: [chores], migrations, ...options })
   const ann = await signedIn(app, { name: 'Ann "the first"\n' })
   const bob = await signedIn(app, { name: 'Bob' })
   const asAnn = apiClient(app, ann.headers)
@@ -137,4 +137,44 @@ t.test('a GET request is answered the same way, with the JSON type', async (t) =
   t.equal(res.statusCode, 200)
   t.equal(res.headers['content-type'], 'application/json; charset=utf-8')
   t.equal(res.body, '{"data":{"chores":[{"title":"dishes","status":"todo"},{"title":"floors é ✓","status":"done"}]}}')
+})
+
+t.test('a document sent again is answered before GraphQL reads it, by the caller\'s rules each time', async (t) => {
+  // Each reads their own chores only: the answer remembered for the text must not be anyone's rows.
+  const own = defineResource({ ...chores.declaration, auth: { ...chores.declaration.auth, read: 'owner' } } as Parameters<typeof defineResource>[0])
+  const { app, ann, bob, ask, both } = await setUp(t, { resources: [own] })
+  const query = '{ chores { title helper { name } } }'
+  const first = await both(query)
+  t.same(first.body.data.chores.map((c: { title: string }) => c.title), ['dishes', 'floors é ✓'])
+  for (const variables of [undefined, {}]) {
+    const again = await ask(query, ann.headers, variables)
+    t.equal(again.reply.body, JSON.stringify(first.body), 'the same text again')
+    t.equal(again.reply.headers['content-type'], 'application/json; charset=utf-8')
+    t.equal(again.statements.length, 1, 'from one statement')
+  }
+  t.same((await both(query, bob.headers)).body.data.chores.map((c: { title: string }) => c.title), ['bins'], 'another caller: their rows')
+  const anonymous = await both(query, {})
+  t.ok(anonymous.body.errors?.length > 0, 'no token: GraphQL\'s refusal')
+  const gone = await signedIn(app, { name: 'Gone' })
+  t.same((await both(query, gone.headers)).body.data, { chores: [] }, 'a new user: none')
+  t.equal((await apiClient(app, gone.headers)('DELETE', `/users/${gone.id}`)).statusCode, 204)
+  t.same((await both(query, gone.headers)).body.data, null, 'then deleted: no rows')
+
+  // What the text alone does not say is read by GraphQL: an operation name, variables, a persisted query.
+  const named = await app.inject({ method: 'POST', url: '/graphql', headers: ann.headers, payload: { query, operationName: 'Other' } })
+  t.match(JSON.parse(named.body), { data: undefined, errors: [{ message: 'Unknown operation named "Other".' }] }, 'an operation name the document lacks: GraphQL\'s error, no rows')
+  const extra = await app.inject({ method: 'POST', url: '/graphql', headers: ann.headers, payload: { query, variables: { n: 1 } } })
+  t.equal(extra.body, JSON.stringify(first.body), 'variables the document does not declare: the same answer, through GraphQL')
+  const wrong = await app.inject({ method: 'POST', url: '/graphql', headers: ann.headers, payload: { query, variables: 5 } })
+  t.equal(wrong.statusCode, 400, 'variables that are not an object: refused')
+})
+
+t.test('a document sent again still counts against the rate limit', async (t) => {
+  const max = 20
+  const { ask } = await setUp(t, { rateLimitMax: max })
+  const statuses: number[] = []
+  // Setting up (sign-ups, chores) spent some of the window: within `max` more, the limit answers.
+  for (let i = 0; i < max && !statuses.includes(429); i++) statuses.push((await ask('{ chores { title } }')).reply.statusCode)
+  t.ok(statuses.filter((status) => status === 200).length >= 2, 'answered, then answered again')
+  t.equal(statuses.at(-1), 429, `then refused: ${statuses.join(' ')}`)
 })
