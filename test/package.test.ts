@@ -146,11 +146,17 @@ function copiesOf (name: string, dir: string, modules = 'node_modules'): string[
     })
 }
 
-/** Tandem and Fastify as installed in a host's `dir`, imported in this process. */
+/**
+ * Tandem and Fastify as installed in a host's `dir`, imported in this process. Tandem's entry is read
+ * from its installed package.json, not resolved by name: the loader running the tests maps the name
+ * `tandem-api` to this checkout's sources (tsconfig.json's `paths`), wherever it is imported from.
+ */
 async function installedIn (dir: string): Promise<{ tandem: typeof Tandem, Fastify: typeof Fastify }> {
   const resolve = createRequire(join(dir, 'package.json')).resolve
+  const installed = join(dir, 'node_modules', 'tandem-api')
+  const { exports } = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { exports: { '.': { default: string } } }
   const [tandem, fastify] = await Promise.all([
-    import(pathToFileURL(resolve('tandem-api')).href) as Promise<typeof Tandem>,
+    import(pathToFileURL(join(installed, exports['.'].default)).href) as Promise<typeof Tandem>,
     import(pathToFileURL(resolve('fastify')).href) as Promise<{ default: typeof Fastify }>
   ])
   return { tandem, Fastify: fastify.default }
