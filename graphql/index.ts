@@ -266,15 +266,10 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     }
   }
 
-  // Resolvers and loaders share one context a request; the answers made before Mercurius reads a request too.
-  const contexts = new WeakMap<FastifyRequest, { viewer: () => Promise<AccessUser> }>()
+  /** What resolvers and loaders get of a request (and the answers made before Mercurius reads it): its caller, authenticated once, when asked. */
   const contextOf = (request: FastifyRequest) => {
-    let context = contexts.get(request)
-    if (context === undefined) {
-      let caller: Promise<AccessUser> | undefined
-      contexts.set(request, context = { viewer: () => (caller ??= app.accessTokens.authenticate(request)) })
-    }
-    return context
+    let caller: Promise<AccessUser> | undefined
+    return { viewer: () => (caller ??= app.accessTokens.authenticate(request)) }
   }
   // A traced operation is named and timed by Mercurius's hooks, and a persisted-only server checks
   // every document against its store: both go through Mercurius on every request.
@@ -334,7 +329,7 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
       cache: documentCacheEntries(config.graphqlDocumentCacheBytes),
       validationRules: [depthLimit(config.graphqlMaxDepth), mutationLimit(MUTATION_LIMITS), ...introspection ? [] : [introspectionDisabled]],
       persistedQueryProvider: store.provider(!persistedOnly),
-      context: (request: FastifyRequest) => ({ ...contextOf(request) }),
+      context: contextOf,
       errorFormatter: ((execution, context) => errorFormatter(execution, context, formatting)) satisfies typeof errorFormatter as never,
       errorHandler: operationMetrics === undefined ? handleError : operationMetrics.errorHandler(handleError),
       subscription: {
