@@ -271,6 +271,8 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
     let caller: Promise<AccessUser> | undefined
     return { viewer: () => (caller ??= app.accessTokens.authenticate(request)) }
   }
+  // Requests whose answer before Mercurius met a database fault (a few: a set of them is cheap to ask, not to fill on every request).
+  const faulted = new WeakSet<FastifyRequest>()
   // A traced operation is named and timed by Mercurius's hooks, and a persisted-only server checks
   // every document against its store: both go through Mercurius on every request.
   const answered = tracing === undefined && !persistedOnly ? new AnsweredDocuments(documentCacheEntries(config.graphqlDocumentCacheBytes)) : undefined
@@ -306,7 +308,11 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
       const schema = liveSchema?.()
       const found = schema === undefined ? undefined : answered?.sentBy(request, schema)
       if (schema === undefined || found === undefined) return
-      const text = await compiled.answer(schema, found.document, undefined, contextOf(request)).catch(() => undefined)
+      const text = await compiled.answer(schema, found.document, undefined, contextOf(request)).catch(() => {
+        // A database fault: GraphQL executes the query, without asking the database alone again first.
+        faulted.add(request)
+        return undefined
+      })
       if (text === undefined) return
       metrics?.graphqlOperation(found.operationName, 'ok')
       return await reply.type('application/json; charset=utf-8').send(text)
@@ -393,7 +399,7 @@ async function graphql (app: FastifyInstance, options: GraphqlOptions): Promise<
       // A mutation's caller reads their write next (read replicas: plugins/database.ts).
       if (document.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'mutation')) requestWrote(context.reply.request)
       // A query the database answers alone is sent as its text; GraphQL runs a document of `__typename` only instead.
-      const text = context.reply === undefined ? undefined : await compiled.answer(schema, document, variables, context as TandemGraphqlContext, sentOperation(context)?.operationName).catch(() => undefined)
+      const text = context.reply === undefined || faulted.has(context.reply.request) ? undefined : await compiled.answer(schema, document, variables, context as TandemGraphqlContext, sentOperation(context)?.operationName).catch(() => undefined)
       if (text !== undefined) {
         answered?.remember(schema, document)
         // A serializer of its own leaves the type unset: the one Fastify gives an object it serializes.

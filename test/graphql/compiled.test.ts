@@ -75,7 +75,7 @@ async function setUp (t: Test, options: Parameters<typeof build>[1] = {}) {
     t.equal(sent.reply.headers['content-type'], executed.reply.headers['content-type'])
     return { body: JSON.parse(sent.reply.body), compiled: sent.statements, executed: executed.statements }
   }
-  return { app, ann, bob, ask, both }
+  return { app, ann, bob, ask, both, failing: recorded.failing }
 }
 
 t.test('columns, enums, dates, nulls, aliases, __typename and fragments: one statement, the answer GraphQL gives', async (t) => {
@@ -177,4 +177,17 @@ t.test('a document sent again still counts against the rate limit', async (t) =>
   for (let i = 0; i < max && !statuses.includes(429); i++) statuses.push((await ask('{ chores { title } }')).reply.statusCode)
   t.ok(statuses.filter((status) => status === 200).length >= 2, 'answered, then answered again')
   t.equal(statuses.at(-1), 429, `then refused: ${statuses.join(' ')}`)
+})
+
+t.test('regression: a database fault in an answer made before Mercurius reads the request is not met twice more', async (t) => {
+  const { ask, failing } = await setUp(t)
+  const query = '{ chores { title owner { name } } }'
+  const answered = await ask(query)
+  t.equal(answered.reply.statusCode, 200)
+  await ask(query)
+  // The database-alone statement now fails: GraphQL executes the query with its own statements, once.
+  failing.when = /string_agg/
+  const faulted = await ask(query)
+  t.equal(faulted.reply.body, answered.reply.body, 'the answer, from GraphQL\'s execution')
+  t.equal(faulted.statements.filter((s) => /string_agg/.test(s)).length, 1, 'the failing statement tried once, not again before execution')
 })
