@@ -103,7 +103,6 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
   const createConfig = (rule: AccessRule): RouteShorthandOptions['config'] => createLimit === undefined
     ? withAuth(rule, true)
     : { ...withAuth(rule, true), attemptLimit: { kind: createLimit.kind, account: (request: FastifyRequest) => Array.isArray(request.body) ? request.body.map((item) => createLimit.account(item as Record<string, unknown>)) : createLimit.account(request.body as Record<string, unknown>) } }
-  const rules = resource.fieldRules
   // Routes without an auth rule leave `request.user` unset.
   const userOf = (request: FastifyRequest): AccessUser | undefined => (request as { user?: AccessUser | null }).user ?? undefined
 
@@ -118,10 +117,12 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
     requireAuth(app)
     const model = servedResourceOf(app, resource, resources)
     const written = (reply: FastifyReply, row: object) => reply.header('etag', etagOf(row)).send(row)
-    // The caller: a public resource's route asks for no token, so one is checked only when sent and the field rules look at it.
-    const reader = async (request: FastifyRequest) => auth.read !== 'public'
-      ? request.user
-      : rules !== undefined && request.headers.authorization !== undefined ? await app.accessTokens.authenticate(request) : undefined
+    // Who reads `listed`'s rows: a public resource's route asks for no token, so one is checked only
+    // when sent and the field rules look at it (as `readerOf` decides for GraphQL).
+    const readerOfList = async (request: FastifyRequest, listed: Resource) => listed.auth.read !== 'public'
+      ? userOf(request)
+      : listed.fieldRules !== undefined && request.headers.authorization !== undefined ? await app.accessTokens.authenticate(request) : undefined
+    const reader = async (request: FastifyRequest) => readerOfList(request, resource)
 
     /** What `include=` asks: see `embedding`. */
     const includes = async (request: FastifyRequest, query: Query) => includesOf(app, request, shape.relations, query, auth.read === 'public')
@@ -150,8 +151,7 @@ export function declaredRoutes (resource: Resource, resources: readonly Resource
         if (!await model.readable(userOf(request), id, { readsAs: readsAsOf(app, request) })) throw notFound(resource.name)
         const query = request.query as Query
         const embedded = await includesOf(app, request, targetShape.relations, query, publicParent && target.auth.read === 'public')
-        const caller = target.auth.read === 'public' && target.fieldRules !== undefined && request.headers.authorization !== undefined ? await app.accessTokens.authenticate(request) : userOf(request)
-        const page = await targetModel.list(caller, { ...query, fields: embedded.fields }, { of: { resource: resource.name, relation: relation.name, id }, readsAs: readsAsOf(app, request) })
+        const page = await targetModel.list(await readerOfList(request, target), { ...query, fields: embedded.fields }, { of: { resource: resource.name, relation: relation.name, id }, readsAs: readsAsOf(app, request) })
         await embedded.embed(page.data)
         return sendList(request, reply, page)
       })
