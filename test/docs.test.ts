@@ -8,7 +8,7 @@ import { execFile, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, normalize, relative } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { buildClientSchema, getIntrospectionQuery, parse, validate, type IntrospectionQuery } from 'graphql'
 import t from 'tap'
@@ -18,9 +18,9 @@ import { TandemOptionsSchema } from '../schema/options.js'
 import { serverDatabase, serverUrl } from './helpers/database.js'
 import { anchors, BLOCK_PLACE, codeBlocks, relativeLinks, type CodeBlock } from './helpers/markdown.js'
 import { startServer, type Server } from './helpers/processes.js'
-import './helpers/source-package.js'
+import { resolveTandemApiEverywhere } from './helpers/source-package.js'
+import { root } from './helpers/root.js'
 
-const root = fileURLToPath(new URL('..', import.meta.url))
 const read = (file: string): string => readFileSync(join(root, file), 'utf8')
 const where = (block: CodeBlock): string => `${block.file}:${block.line}`
 
@@ -115,6 +115,8 @@ function tsModules (dir: string): Array<{ block: CodeBlock, file: string, offset
   })
 }
 
+// The blocks import Tandem by its name from a directory of their own.
+resolveTandemApiEverywhere()
 const work = mkdtempSync(join(tmpdir(), 'tandem-docs-'))
 t.teardown(() => rmSync(work, { recursive: true, force: true }))
 writeFileSync(join(work, 'package.json'), JSON.stringify({ type: 'module' }))

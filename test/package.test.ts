@@ -9,19 +9,19 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import type { fastify as Fastify, FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t, { type Test as TapTest } from 'tap'
 import type * as Tandem from '../index.js'
 import { OPTIONAL_PACKAGES } from '../plugins/optional-packages.js'
 import { migratedDataDir, serverDatabase, serverUrl, type Test } from './helpers/database.js'
+import { root } from './helpers/root.js'
 
 const execFileAsync = promisify(execFile)
 // The children run as an importer's shell would run them: without tap's loaders in NODE_OPTIONS.
 const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'NODE_OPTIONS' && !name.startsWith('TAP') && !name.startsWith('_TAPJS')))
 const run = (command: string, args: string[], options: { cwd?: string } = {}) => execFileAsync(command, args, { ...options, env, maxBuffer: 16 * 1024 * 1024 })
-const root = fileURLToPath(new URL('..', import.meta.url))
 const tsc = join(root, 'node_modules/typescript/bin/tsc')
 const secret = 'a-host-secret-long-enough'
 const skipped = new Set(['node_modules', 'dist', '.git', '.data', '.tap', 'coverage', 'test', 'bench'])

@@ -4,11 +4,9 @@ import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
 import type { Readable } from 'node:stream'
-import { fileURLToPath } from 'node:url'
 import { serverNodeFlags } from '../../bench/servers.js'
 import { migratedDataDir, serverDatabase, type Test } from './database.js'
-
-const root = fileURLToPath(new URL('../..', import.meta.url))
+import { root } from './root.js'
 
 export const SERVER_SECRET = 'a-secret-shared-by-the-spawned-servers'
 

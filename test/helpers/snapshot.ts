@@ -12,8 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
 import { connect } from '../../db/connect.js'
 import { embeddedEngine, snapshotEmbedded } from '../../db/embedded.js'
-
-const root = fileURLToPath(new URL('../..', import.meta.url))
+import { root } from './root.js'
 
 /** Where the snapshots are kept: inside the checkout, beside `npm start`'s build. */
 export const snapshotDirectory = join(root, '.tandem', 'test-snapshots')

@@ -3,11 +3,9 @@ import { execFile } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
-
-const root = fileURLToPath(new URL('../..', import.meta.url))
+import { root } from '../helpers/root.js'
 
 t.test('regression: a start of changed sources removed everything in .tandem older than an hour, the tests\' snapshots and the bench\'s module too; now only old builds', async (t) => {
   // A checkout of its own, so that the start builds (its sources are new there) and clears.

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process'
 import { existsSync, readdirSync, rmSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import Fastify, { type FastifyInstance } from 'fastify'
 import pg from 'pg'
@@ -13,9 +12,9 @@ import tandem from '../../app/tandem.js'
 import { ADMIN, TEST_SECRET } from '../helpers/app.js'
 import { serverDatabase } from '../helpers/database.js'
 import { freePort } from '../helpers/processes.js'
+import { root } from '../helpers/root.js'
 
 const run = promisify(execFile)
-const root = fileURLToPath(new URL('../..', import.meta.url))
 
 // Our own PostgreSQL server, never the shared one of DATABASE_URL: these tests stop and kill it.
 // Its port is FAULT_PGPORT, or a free one, so that two runs at once do not stop each other's.

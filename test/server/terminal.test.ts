@@ -6,12 +6,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
 import { stripVTControlCharacters } from 'node:util'
 import t, { type Test } from 'tap'
 import { migratedDataDir } from '../helpers/database.js'
-
-const root = fileURLToPath(new URL('../..', import.meta.url))
+import { root } from '../helpers/root.js'
 
 const skip = process.platform !== 'linux'
   ? 'reads the server\'s CPU time in /proc: Linux only'

@@ -5,12 +5,12 @@
 // `values` carry the representation's types. Each `// @ts-expect-error` line there is a mistake the
 // types must catch: the compile fails when one is not an error any more, as when a typed line is one.
 import { execFile } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
+import { root } from '../helpers/root.js'
 
-const root = fileURLToPath(new URL('../..', import.meta.url))
-const project = fileURLToPath(new URL('host/tsconfig.json', import.meta.url))
+const project = join(root, 'test/types/host/tsconfig.json')
 
 // The whole package is compiled with the host: more than tap's default on a busy machine.
 t.setTimeout(240_000)

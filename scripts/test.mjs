@@ -1,0 +1,115 @@
+// `npm test`: tap over the suite as plain JavaScript. esbuild transpiles every TypeScript file of the
+// checkout once (without a type check, like tsx) into .tandem/tests/<hash of the sources>/, where
+// every other file is a link to the checkout's; tap then runs there with no module loader. A loader
+// (tsx) transpiles nothing costly, but its hooks run in a thread of their own that every import of
+// every test process waits on (CONTRIBUTING.md gives both times). Arguments go to tap; a test file
+// may be named by its source (`npm test -- test/db/seed.test.ts`).
+//
+// `npx tap test/...` still runs the sources themselves through tsx (package.json's `tap`).
+import { spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+// Not sources: installs, builds, data, tap's own files.
+const skipped = new Set(['.git', 'node_modules', 'dist', '.tandem', '.tap', '.data', 'coverage'])
+const TYPESCRIPT = /(?<!\.d)\.ts$/
+const TEST = /^test\/.*\.test\.ts$/
+
+/** Every file under `folder` (relative to the root), but what is skipped. */
+function walk (folder) {
+  return readdirSync(join(root, folder), { withFileTypes: true }).flatMap((entry) => {
+    if (skipped.has(entry.name) || entry.name.endsWith('.tgz')) return []
+    const path = join(folder, entry.name)
+    return entry.isDirectory() ? walk(path) : [path]
+  })
+}
+
+/** The files, and a name for the build: their paths and the TypeScript's content (the rest are links). */
+function sources () {
+  const files = walk('').sort()
+  // This script makes the build: a change to it is a new build too.
+  const hash = createHash('sha256').update(readFileSync(fileURLToPath(import.meta.url)))
+  for (const file of files) {
+    hash.update(file)
+    if (TYPESCRIPT.test(file)) hash.update(readFileSync(join(root, file)))
+  }
+  return { files, name: hash.digest('hex').slice(0, 16) }
+}
+
+// Builds of other versions are removed once this old: a run of another version may still use one.
+const STALE_MS = 60 * 60 * 1000
+
+/** package.json for the build: its own entry point (a self-reference to `tandem-api` finds the transpiled index), tap run without tsx. */
+function buildManifest () {
+  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+  const exports = { '.': './index.js', './package.json': './package.json' }
+  const tap = {
+    ...manifest.tap,
+    include: manifest.tap.include.map((pattern) => pattern.replace(/\.ts$/, '.js')),
+    before: manifest.tap.before.replace(/\.ts$/, '.js'),
+    'node-arg': manifest.tap['node-arg'].filter((arg) => arg !== '--import=tsx')
+  }
+  return JSON.stringify({ ...manifest, main: './index.js', exports, tap }, null, 2)
+}
+
+const { files, name } = sources()
+const builds = join(root, '.tandem', 'tests')
+const out = join(builds, name)
+
+if (!existsSync(join(out, 'package.json'))) {
+  const { buildSync } = await import('esbuild')
+  // Made aside and renamed into place, so that two runs at once never see half a build.
+  const partial = `${out}.${process.pid}.partial`
+  buildSync({
+    entryPoints: files.filter((file) => TYPESCRIPT.test(file)).map((file) => join(root, file)),
+    outdir: partial,
+    outbase: root,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'warning'
+  })
+  // The TypeScript is linked too: a test that starts a process through tsx, or type-checks, finds it.
+  for (const file of files) {
+    if (file === 'package.json') continue
+    mkdirSync(dirname(join(partial, file)), { recursive: true })
+    symlinkSync(join(root, file), join(partial, file))
+  }
+  // tap runs each test file's launcher; the transpiled test is beside it (scripts/test-launch.mjs).
+  for (const file of files.filter((file) => TEST.test(file))) {
+    const launcher = join(partial, file.replace(/\.ts$/, '.js'))
+    const main = file.replace(/\.ts$/, '.main.js')
+    renameSync(launcher, join(partial, main))
+    const launch = relative(dirname(file), 'scripts/test-launch.mjs')
+    writeFileSync(launcher, `import { launch } from '${launch}'\nlaunch(new URL('./${basename(main)}', import.meta.url))\n`)
+  }
+  writeFileSync(join(partial, 'package.json'), buildManifest())
+  if (sources().name !== name) {
+    rmSync(partial, { recursive: true, force: true })
+    process.stderr.write('tandem: the sources changed while they were transpiled; run the tests again\n')
+    process.exit(1)
+  }
+  try {
+    renameSync(partial, out)
+  } catch (error) {
+    // Another run made the same build first; anything else is a real failure.
+    if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error
+    rmSync(partial, { recursive: true, force: true })
+  }
+  for (const entry of readdirSync(builds)) {
+    const path = join(builds, entry)
+    if (entry !== name && Date.now() - statSync(path).mtimeMs > STALE_MS) rmSync(path, { recursive: true, force: true })
+  }
+}
+
+// A test file named by its source runs as its transpiled self.
+const args = process.argv.slice(2).map((arg) => /^test\/.*\.ts$/.test(arg) ? arg.replace(/\.ts$/, '.js') : arg)
+// Coverage is off (package.json); this keeps it off for the `before` script too, which tap starts with
+// its process tracking and no say on coverage: its report would be the only one printed.
+const env = { ...process.env, _TAPJS_PROCESSINFO_COVERAGE_: '0' }
+const tap = spawn(process.execPath, [join(root, 'node_modules', 'tap', 'dist', 'esm', 'run.mjs'), ...args], { cwd: out, env, stdio: 'inherit' })
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => tap.kill(signal))
+tap.on('exit', (code, signal) => process.exit(code ?? (signal === null ? 1 : 128)))
