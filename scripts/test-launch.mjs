@@ -24,13 +24,20 @@ export function launch (test) {
   const flags = process.execArgv.filter((flag) => !TRACKER.test(flag) && !DROPPED.has(flag))
   // The tracker is also in NODE_OPTIONS, and it adds itself to every process this one spawns: `env`
   // sets the test's NODE_OPTIONS after it has done so.
-  const nodeOptions = (process.env.NODE_OPTIONS ?? '').match(/"[^"]*"|\S+/g)?.filter((option) => !TRACKER.test(option)).join(' ') ?? ''
+  const nodeOptions = (process.env.NODE_OPTIONS ?? '').match(/"(?:\\.|[^"\\])*"|\S+/g)?.filter((option) => !TRACKER.test(option)).join(' ') ?? ''
   const child = spawn('env', [`NODE_OPTIONS=${nodeOptions}`, process.execPath, ...flags, ORPHAN_GUARD, fileURLToPath(test)], {
     stdio: ['inherit', 'inherit', 'inherit', 'ipc']
   })
   child.on('message', (message) => process.send?.(message))
   process.on('message', (message) => { if (child.connected) child.send(message) })
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGALRM']) process.on(signal, () => child.kill(signal))
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => child.kill(signal))
+  // tap times a test out with a message, then SIGALRM, then SIGKILL half a second apart; its SIGKILL
+  // would reach this launcher only. A test stuck in synchronous code handles neither the message nor
+  // the signal (its handlers are JavaScript), nor the end of its channel: it is killed here first.
+  process.on('SIGALRM', () => {
+    child.kill('SIGALRM')
+    setTimeout(() => child.kill('SIGKILL'), 300).unref()
+  })
   child.on('exit', (code, signal) => {
     process.channel?.unref()
     if (signal !== null) {

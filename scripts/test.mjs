@@ -8,8 +8,8 @@
 // `npx tap test/...` still runs the sources themselves through tsx (package.json's `tap`).
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
-import { basename, dirname, join, relative } from 'node:path'
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -27,11 +27,15 @@ function walk (folder) {
   })
 }
 
-/** The files, and a name for the build: their paths and the TypeScript's content (the rest are links). */
+// What the build is made from besides the TypeScript: this script, the manifest it rewrites (tap's
+// settings, the start script's flags that tests read), esbuild's settings and esbuild itself.
+const MADE_FROM = ['scripts/test.mjs', 'package.json', 'tsconfig.json', 'node_modules/esbuild/package.json']
+
+/** The files, and a name for the build: their paths, the TypeScript's content (the rest are links) and what makes it. */
 function sources () {
   const files = walk('').sort()
-  // This script makes the build: a change to it is a new build too.
-  const hash = createHash('sha256').update(readFileSync(fileURLToPath(import.meta.url)))
+  const hash = createHash('sha256')
+  for (const file of MADE_FROM) hash.update(file).update(readFileSync(join(root, file)))
   for (const file of files) {
     hash.update(file)
     if (TYPESCRIPT.test(file)) hash.update(readFileSync(join(root, file)))
@@ -39,7 +43,8 @@ function sources () {
   return { files, name: hash.digest('hex').slice(0, 16) }
 }
 
-// Builds of other versions are removed once this old: a run of another version may still use one.
+// Builds of other versions are removed once unused this long (each run touches its own): a run of
+// another version may still be using one.
 const STALE_MS = 60 * 60 * 1000
 
 /** package.json for the build: its own entry point (a self-reference to `tandem-api` finds the transpiled index), tap run without tsx. */
@@ -105,11 +110,23 @@ if (!existsSync(join(out, 'package.json'))) {
   }
 }
 
-// A test file named by its source runs as its transpiled self.
-const args = process.argv.slice(2).map((arg) => /^test\/.*\.ts$/.test(arg) ? arg.replace(/\.ts$/, '.js') : arg)
+// In use: see STALE_MS.
+const now = new Date()
+utimesSync(out, now, now)
+
+// A test file named by its source (relative to the checkout, or not) runs as its transpiled self.
+const args = process.argv.slice(2).map((arg) => {
+  const file = relative(root, resolve(arg))
+  return /^test\/.*\.test\.ts$/.test(file) ? file.replace(/\.ts$/, '.js') : arg
+})
 // Coverage is off (package.json); this keeps it off for the `before` script too, which tap starts with
 // its process tracking and no say on coverage: its report would be the only one printed.
 const env = { ...process.env, _TAPJS_PROCESSINFO_COVERAGE_: '0' }
 const tap = spawn(process.execPath, [join(root, 'node_modules', 'tap', 'dist', 'esm', 'run.mjs'), ...args], { cwd: out, env, stdio: 'inherit' })
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => tap.kill(signal))
-tap.on('exit', (code, signal) => process.exit(code ?? (signal === null ? 1 : 128)))
+tap.on('exit', (code, signal) => {
+  try { utimesSync(out, new Date(), new Date()) } catch {}
+  if (signal === null) process.exit(code ?? 1)
+  process.removeAllListeners(signal)
+  process.kill(process.pid, signal)
+})

@@ -24,7 +24,7 @@ const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => na
 const run = (command: string, args: string[], options: { cwd?: string } = {}) => execFileAsync(command, args, { ...options, env, maxBuffer: 16 * 1024 * 1024 })
 const tsc = join(root, 'node_modules/typescript/bin/tsc')
 const secret = 'a-host-secret-long-enough'
-const skipped = new Set(['node_modules', 'dist', '.git', '.data', '.tap', 'coverage', 'test', 'bench'])
+const skipped = new Set(['node_modules', 'dist', '.git', '.data', '.tandem', '.tap', 'coverage', 'test', 'bench'])
 
 // Two installs, two type-checks, a few children and three embedded databases: more than tap's 120 s on a busy machine.
 t.setTimeout(360_000)
