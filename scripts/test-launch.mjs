@@ -19,7 +19,7 @@ const DROPPED = new Set(['--enable-source-maps'])
 
 const ORPHAN_GUARD = `--import=${new URL('test-orphan-guard.mjs', import.meta.url).href}`
 
-/** Runs the test at `test` as tap would, without the tracker; resolves when it has ended. */
+/** Runs the test at `test` as tap would, without the tracker; this process ends as the test does. */
 export function launch (test) {
   const flags = process.execArgv.filter((flag) => !TRACKER.test(flag) && !DROPPED.has(flag))
   // The tracker is also in NODE_OPTIONS, and it adds itself to every process this one spawns: `env`
