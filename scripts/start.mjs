@@ -3,9 +3,10 @@
 // sources; later starts reuse it. A loader that transpiles each module as it loads (tsx) starts the
 // server later (the README gives both start times). One process: a signal reaches the server itself.
 import { createHash } from 'node:crypto'
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
+import { cpSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { buildOnce } from './transpiled.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const folders = ['app', 'graphql', 'plugins', 'rules', 'routes', 'schema', 'db']
@@ -18,11 +19,6 @@ function walk (folder) {
   })
 }
 
-// Builds of other versions are removed once this old: a start of another version may still be loading one.
-const STALE_MS = 60 * 60 * 1000
-/** A build's name: 16 hex digits, then `.<pid>.partial` while it is made. */
-const BUILD = /^[0-9a-f]{16}(\.\d+\.partial)?$/
-
 /** The sources' files and a name for their content. */
 function sources () {
   const files = ['server.ts', ...folders.flatMap(walk)].sort()
@@ -31,43 +27,20 @@ function sources () {
   return { files, name: hash.digest('hex').slice(0, 16) }
 }
 
-const { files, name } = sources()
-const builds = join(root, '.tandem')
-const out = join(builds, name)
+/** A build's name: 16 hex digits, then `.<pid>.partial` while it is made. */
+const BUILD = /^[0-9a-f]{16}(\.\d+\.partial)?$/
 
-if (!existsSync(join(out, 'server.js'))) {
-  const { buildSync } = await import('esbuild')
-  // Made aside and renamed into place, so that starts running at once never see half a build.
-  const partial = `${out}.${process.pid}.partial`
-  buildSync({
-    entryPoints: files.filter((file) => file.endsWith('.ts')).map((file) => join(root, file)),
-    outdir: partial,
-    outbase: root,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    logLevel: 'warning'
-  })
-  cpSync(join(root, 'schema', 'graphql'), join(partial, 'schema', 'graphql'), { recursive: true })
-  mkdirSync(builds, { recursive: true })
-  if (sources().name !== name) {
-    // A build kept under a name that is not its content's would be started again later.
-    rmSync(partial, { recursive: true, force: true })
-    process.stderr.write('tandem: the sources changed while they were transpiled; start again\n')
-    process.exit(1)
-  }
-  try {
-    renameSync(partial, out)
-  } catch (error) {
-    // Another start made the same build first; anything else is a real failure.
-    if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error
-    rmSync(partial, { recursive: true, force: true })
-  }
-  for (const entry of readdirSync(builds)) {
-    const path = join(builds, entry)
-    // Only builds (and partial ones) of other sources: the tests keep their snapshots here too.
-    if (BUILD.test(entry) && entry !== name && Date.now() - statSync(path).mtimeMs > STALE_MS) rmSync(path, { recursive: true, force: true })
-  }
-}
+const { files, name } = sources()
+const out = await buildOnce({
+  root,
+  builds: join(root, '.tandem'),
+  name,
+  files,
+  finish: (dir) => cpSync(join(root, 'schema', 'graphql'), join(dir, 'schema', 'graphql'), { recursive: true }),
+  current: () => sources().name,
+  again: 'start again',
+  // Only builds (and partial ones): the tests keep their snapshots and builds in this folder too.
+  isBuild: (entry) => BUILD.test(entry)
+})
 
 await import(pathToFileURL(join(out, 'server.js')).href)

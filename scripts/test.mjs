@@ -8,9 +8,10 @@
 // `npx tap test/...` still runs the sources themselves through tsx (package.json's `tap`).
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { buildOnce, markUsed } from './transpiled.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 // Not sources: installs, builds, data, tap's own files.
@@ -29,7 +30,7 @@ function walk (folder) {
 
 // What the build is made from besides the TypeScript: this script, the manifest it rewrites (tap's
 // settings, the start script's flags that tests read), esbuild's settings and esbuild itself.
-const MADE_FROM = ['scripts/test.mjs', 'package.json', 'tsconfig.json', 'node_modules/esbuild/package.json']
+const MADE_FROM = ['scripts/test.mjs', 'scripts/transpiled.mjs', 'package.json', 'tsconfig.json', 'node_modules/esbuild/package.json']
 
 /** The files, and a name for the build: their paths, the TypeScript's content (the rest are links) and what makes it. */
 function sources () {
@@ -42,10 +43,6 @@ function sources () {
   }
   return { files, name: hash.digest('hex').slice(0, 16) }
 }
-
-// Builds of other versions are removed once unused this long (each run touches its own): a run of
-// another version may still be using one.
-const STALE_MS = 60 * 60 * 1000
 
 /** package.json for the build: its own entry point (a self-reference to `tandem-api` finds the transpiled index), tap run without tsx. */
 function buildManifest () {
@@ -61,58 +58,31 @@ function buildManifest () {
 }
 
 const { files, name } = sources()
-const builds = join(root, '.tandem', 'tests')
-const out = join(builds, name)
-
-if (!existsSync(join(out, 'package.json'))) {
-  const { buildSync } = await import('esbuild')
-  // Made aside and renamed into place, so that two runs at once never see half a build.
-  const partial = `${out}.${process.pid}.partial`
-  buildSync({
-    entryPoints: files.filter((file) => TYPESCRIPT.test(file)).map((file) => join(root, file)),
-    outdir: partial,
-    outbase: root,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    logLevel: 'warning'
-  })
-  // The TypeScript is linked too: a test that starts a process through tsx, or type-checks, finds it.
-  for (const file of files) {
-    if (file === 'package.json') continue
-    mkdirSync(dirname(join(partial, file)), { recursive: true })
-    symlinkSync(join(root, file), join(partial, file))
-  }
-  // tap runs each test file's launcher; the transpiled test is beside it (scripts/test-launch.mjs).
-  for (const file of files.filter((file) => TEST.test(file))) {
-    const launcher = join(partial, file.replace(/\.ts$/, '.js'))
-    const main = file.replace(/\.ts$/, '.main.js')
-    renameSync(launcher, join(partial, main))
-    const launch = relative(dirname(file), 'scripts/test-launch.mjs')
-    writeFileSync(launcher, `import { launch } from '${launch}'\nlaunch(new URL('./${basename(main)}', import.meta.url))\n`)
-  }
-  writeFileSync(join(partial, 'package.json'), buildManifest())
-  if (sources().name !== name) {
-    rmSync(partial, { recursive: true, force: true })
-    process.stderr.write('tandem: the sources changed while they were transpiled; run the tests again\n')
-    process.exit(1)
-  }
-  try {
-    renameSync(partial, out)
-  } catch (error) {
-    // Another run made the same build first; anything else is a real failure.
-    if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error
-    rmSync(partial, { recursive: true, force: true })
-  }
-  for (const entry of readdirSync(builds)) {
-    const path = join(builds, entry)
-    if (entry !== name && Date.now() - statSync(path).mtimeMs > STALE_MS) rmSync(path, { recursive: true, force: true })
-  }
-}
-
-// In use: see STALE_MS.
-const now = new Date()
-utimesSync(out, now, now)
+const out = await buildOnce({
+  root,
+  builds: join(root, '.tandem', 'tests'),
+  name,
+  files,
+  finish: (dir) => {
+    // The TypeScript is linked too: a test that starts a process through tsx, or type-checks, finds it.
+    for (const file of files) {
+      if (file === 'package.json') continue
+      mkdirSync(dirname(join(dir, file)), { recursive: true })
+      symlinkSync(join(root, file), join(dir, file))
+    }
+    // tap runs each test file's launcher; the transpiled test is beside it (scripts/test-launch.mjs).
+    for (const file of files.filter((file) => TEST.test(file))) {
+      const launcher = join(dir, file.replace(/\.ts$/, '.js'))
+      const main = file.replace(/\.ts$/, '.main.js')
+      renameSync(launcher, join(dir, main))
+      const launch = relative(dirname(file), 'scripts/test-launch.mjs')
+      writeFileSync(launcher, `import { launch } from '${launch}'\nlaunch(new URL('./${basename(main)}', import.meta.url))\n`)
+    }
+    writeFileSync(join(dir, 'package.json'), buildManifest())
+  },
+  current: () => sources().name,
+  again: 'run the tests again'
+})
 
 // A test file named by its source (relative to the checkout, or not) runs as its transpiled self.
 const args = process.argv.slice(2).map((arg) => {
@@ -125,7 +95,7 @@ const env = { ...process.env, _TAPJS_PROCESSINFO_COVERAGE_: '0' }
 const tap = spawn(process.execPath, [join(root, 'node_modules', 'tap', 'dist', 'esm', 'run.mjs'), ...args], { cwd: out, env, stdio: 'inherit' })
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => tap.kill(signal))
 tap.on('exit', (code, signal) => {
-  try { utimesSync(out, new Date(), new Date()) } catch {}
+  markUsed(out)
   if (signal === null) process.exit(code ?? 1)
   process.removeAllListeners(signal)
   process.kill(process.pid, signal)

@@ -11,7 +11,7 @@ t.test('regression: a start of changed sources removed everything in .tandem old
   // A checkout of its own, so that the start builds (its sources are new there) and clears.
   const checkout = mkdtempSync(join(tmpdir(), 'tandem-start-'))
   t.teardown(() => rmSync(checkout, { recursive: true, force: true }))
-  for (const path of ['server.ts', 'scripts/start.mjs', 'app', 'graphql', 'plugins', 'rules', 'routes', 'schema', 'db']) cpSync(join(root, path), join(checkout, path), { recursive: true })
+  for (const path of ['server.ts', 'scripts/start.mjs', 'scripts/transpiled.mjs', 'app', 'graphql', 'plugins', 'rules', 'routes', 'schema', 'db']) cpSync(join(root, path), join(checkout, path), { recursive: true })
   symlinkSync(join(root, 'node_modules'), join(checkout, 'node_modules'), 'dir')
   const kept = ['test-snapshots', 'bench']
   const stale = ['0123456789abcdef', '0123456789abcdef.4242.partial']
