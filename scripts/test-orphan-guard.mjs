@@ -1,6 +1,5 @@
-// Preloaded into each test process by scripts/test-launch.mjs: a test whose launcher was killed
-// outright (SIGKILL cannot be relayed) ends when its channel to the launcher closes, if its event loop
-// still runs (the launcher kills a stuck one itself when tap times it out). The channel must not keep
-// the test running.
+// Preloaded into each test process by `npm test` (package.json's `node-arg` in the build): a test
+// whose runner was killed outright (tap's SIGKILL is then never sent) ends when its IPC channel to the
+// runner closes, if its event loop still runs. The channel must not keep the test running.
 process.once('disconnect', () => process.exit(1))
 process.channel?.unref()

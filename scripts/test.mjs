@@ -2,14 +2,15 @@
 // checkout once (without a type check, like tsx) into .tandem/tests/<hash of the sources>/, where
 // every other file is a link to the checkout's; tap then runs there with no module loader. A loader
 // (tsx) transpiles nothing costly, but its hooks run in a thread of their own that every import of
-// every test process waits on (CONTRIBUTING.md gives both times). Arguments go to tap; a test file
-// may be named by its source (`npm test -- test/db/seed.test.ts`).
+// every test process waits on (CONTRIBUTING.md gives both times). tap's runner starts the tests
+// without its process tracker (scripts/test-runner.mjs). Arguments go to tap; a test file may be
+// named by its source (`npm test -- test/db/seed.test.ts`).
 //
 // `npx tap test/...` still runs the sources themselves through tsx (package.json's `tap`).
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs'
-import { basename, dirname, join, relative, resolve } from 'node:path'
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildOnce, markUsed } from './transpiled.mjs'
 
@@ -17,7 +18,6 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 // Not sources: installs, builds, data, tap's own files.
 const skipped = new Set(['.git', 'node_modules', 'dist', '.tandem', '.tap', '.data', 'coverage'])
 const TYPESCRIPT = /(?<!\.d)\.ts$/
-const TEST = /^test\/.*\.test\.ts$/
 
 /** Every file under `folder` (relative to the root), but what is skipped. */
 function walk (folder) {
@@ -52,7 +52,7 @@ function buildManifest () {
     ...manifest.tap,
     include: manifest.tap.include.map((pattern) => pattern.replace(/\.ts$/, '.js')),
     before: manifest.tap.before.replace(/\.ts$/, '.js'),
-    'node-arg': manifest.tap['node-arg'].filter((arg) => arg !== '--import=tsx')
+    'node-arg': [...manifest.tap['node-arg'].filter((arg) => arg !== '--import=tsx'), `--import=${new URL('test-orphan-guard.mjs', import.meta.url).href}`]
   }
   return JSON.stringify({ ...manifest, main: './index.js', exports, tap }, null, 2)
 }
@@ -70,14 +70,6 @@ const out = await buildOnce({
       mkdirSync(dirname(join(dir, file)), { recursive: true })
       symlinkSync(join(root, file), join(dir, file))
     }
-    // tap runs each test file's launcher; the transpiled test is beside it (scripts/test-launch.mjs).
-    for (const file of files.filter((file) => TEST.test(file))) {
-      const launcher = join(dir, file.replace(/\.ts$/, '.js'))
-      const main = file.replace(/\.ts$/, '.main.js')
-      renameSync(launcher, join(dir, main))
-      const launch = relative(dirname(file), 'scripts/test-launch.mjs')
-      writeFileSync(launcher, `import { launch } from '${launch}'\nlaunch(new URL('./${basename(main)}', import.meta.url))\n`)
-    }
     writeFileSync(join(dir, 'package.json'), buildManifest())
   },
   current: () => sources().name,
@@ -92,7 +84,7 @@ const args = process.argv.slice(2).map((arg) => {
 // Coverage is off (package.json); this keeps it off for the `before` script too, which tap starts with
 // its process tracking and no say on coverage: its report would be the only one printed.
 const env = { ...process.env, _TAPJS_PROCESSINFO_COVERAGE_: '0' }
-const tap = spawn(process.execPath, [join(root, 'node_modules', 'tap', 'dist', 'esm', 'run.mjs'), ...args], { cwd: out, env, stdio: 'inherit' })
+const tap = spawn(process.execPath, [`--import=${new URL('test-runner.mjs', import.meta.url).href}`, join(root, 'node_modules', 'tap', 'dist', 'esm', 'run.mjs'), ...args], { cwd: out, env, stdio: 'inherit' })
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => tap.kill(signal))
 tap.on('exit', (code, signal) => {
   markUsed(out)
