@@ -12,12 +12,14 @@ import { createHash } from 'node:crypto'
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { bundleTests } from './test-bundle.mjs'
 import { buildOnce, markUsed } from './transpiled.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 // Not sources: installs, builds, data, tap's own files.
 const skipped = new Set(['.git', 'node_modules', 'dist', '.tandem', '.tap', '.data', 'coverage'])
 const TYPESCRIPT = /(?<!\.d)\.ts$/
+const TEST = /^test\/.*\.test\.ts$/
 
 /** Every file under `folder` (relative to the root), but what is skipped. */
 function walk (folder) {
@@ -30,12 +32,17 @@ function walk (folder) {
 
 // What the build is made from besides the TypeScript: this script, the manifest it rewrites (tap's
 // settings, the start script's flags that tests read), esbuild's settings and esbuild itself.
-const MADE_FROM = ['scripts/test.mjs', 'scripts/transpiled.mjs', 'package.json', 'tsconfig.json', 'node_modules/esbuild/package.json']
+const MADE_FROM = ['scripts/test.mjs', 'scripts/test-bundle.mjs', 'scripts/transpiled.mjs', 'package.json', 'tsconfig.json', 'node_modules/esbuild/package.json']
+
+// Each test file bundled with what it imports (scripts/test-bundle.mjs), unless TANDEM_TEST_BUNDLE=0:
+// then every module loads from its own file, as in an application (CI runs one suite so).
+const BUNDLED = process.env.TANDEM_TEST_BUNDLE !== '0'
 
 /** The files, and a name for the build: their paths, the TypeScript's content (the rest are links) and what makes it. */
 function sources () {
   const files = walk('').sort()
   const hash = createHash('sha256')
+  hash.update(BUNDLED ? 'bundled' : 'unbundled')
   for (const file of MADE_FROM) hash.update(file).update(readFileSync(join(root, file)))
   for (const file of files) {
     hash.update(file)
@@ -63,7 +70,7 @@ const out = await buildOnce({
   builds: join(root, '.tandem', 'tests'),
   name,
   files,
-  finish: (dir) => {
+  finish: async (dir, final) => {
     // The TypeScript is linked too: a test that starts a process through tsx, or type-checks, finds it.
     for (const file of files) {
       if (file === 'package.json') continue
@@ -71,6 +78,7 @@ const out = await buildOnce({
       symlinkSync(join(root, file), join(dir, file))
     }
     writeFileSync(join(dir, 'package.json'), buildManifest())
+    if (BUNDLED) await bundleTests({ dir, final, tests: files.filter((file) => TEST.test(file)).map((file) => file.replace(/\.ts$/, '.js')) })
   },
   current: () => sources().name,
   again: 'run the tests again'
