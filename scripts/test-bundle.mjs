@@ -2,12 +2,15 @@
 // A test process otherwise spends most of its start finding, reading and compiling about a thousand
 // module files, one at a time (Node 20 has no compile cache): bundled, it reads a few large files.
 //
-// A bundled module still sees the place it was loaded from before: its `import.meta.url`, `__dirname`
-// and `__filename` are written into it as the paths of its own file, so that it finds its files (SDL,
-// migrations, WebAssembly, static assets, worker scripts) and resolves packages from there. Left out,
-// and loaded from node_modules as usual: packages with native code, those that another package patches
-// when they are required (OpenTelemetry's pg instrumentation), tap (which a test shares with tap's
-// own plugins), and what this project imports only when a feature is used.
+// A bundled module still sees the place it was loaded from before: its `import.meta.url` (`.dirname`,
+// `.filename`), `__dirname` and `__filename` are written into it as its own file's, so that it finds
+// its files (SDL, migrations, WebAssembly, static assets, worker scripts). What it resolves at run time
+// (`require` of a computed name, `import.meta.resolve`) resolves from the bundle's folder, whose
+// node_modules is the checkout's. Left out, and loaded from node_modules as usual: packages with
+// native code, those that another package patches when they are required (OpenTelemetry's pg
+// instrumentation), tap (which a test shares with tap's own plugins), and what this project imports
+// only when a feature is used. A package both bundled and required by one left out is loaded twice
+// (kysely, by kysely-pglite-dialect; @opentelemetry/api, whose state is global by design).
 //
 // `TANDEM_TEST_BUNDLE=0 npm test` runs the tests unbundled; CI runs one suite so.
 import { readFile } from 'node:fs/promises'
@@ -21,7 +24,7 @@ const EXTERNAL = ['tap', '@tapjs/*', '@node-rs/*', 'pg', 'pg-pool', 'pg-native',
 const BANNER = "import { createRequire as __tandemCreateRequire } from 'node:module'; const require = __tandemCreateRequire(import.meta.url);"
 
 /** Writes into each module its own location: its file's, in the build's final place for the build's own files. */
-function ownLocation (dir, final) {
+function ownLocation (dir, final, transform) {
   return {
     name: 'own-location',
     setup (build) {
@@ -31,12 +34,17 @@ function ownLocation (dir, final) {
       build.onResolve({ filter: /^[^./]/ }, ({ path, kind, importer }) => kind === 'dynamic-import' && importer.startsWith(dir + sep) ? { path, external: true } : undefined)
       build.onLoad({ filter: /\.[cm]?js$/ }, async ({ path }) => {
         let contents = await readFile(path, 'utf8')
-        const runsAt = path.startsWith(dir + sep) ? join(final, relative(dir, path)) : path
-        if (contents.includes('import.meta.url')) contents = contents.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(runsAt).href))
-        if (/\b__(dirname|filename)\b/.test(contents) && !/\b(var|let|const)\s+__(dirname|filename)\b/.test(contents)) {
-          // After a `#!` line, which must stay the first.
-          const shebang = /^#!.*\n/.exec(contents)?.[0] ?? ''
-          contents = `${shebang}var __dirname = ${JSON.stringify(dirname(runsAt))}, __filename = ${JSON.stringify(runsAt)};\n${contents.slice(shebang.length)}`
+        if (/\bimport\.meta\b|\b__(dirname|filename)\b/.test(contents)) {
+          const runsAt = path.startsWith(dir + sep) ? join(final, relative(dir, path)) : path
+          // As code, not text: a name a module declares itself, or one in a string, stays as it is.
+          const own = {
+            'import.meta.url': JSON.stringify(pathToFileURL(runsAt).href),
+            'import.meta.dirname': JSON.stringify(dirname(runsAt)),
+            'import.meta.filename': JSON.stringify(runsAt),
+            __dirname: JSON.stringify(dirname(runsAt)),
+            __filename: JSON.stringify(runsAt)
+          }
+          contents = (await transform(contents, { loader: 'js', define: own, sourcefile: path, logLevel: 'silent' })).code
         }
         return { contents, loader: 'js', resolveDir: dirname(path) }
       })
@@ -49,7 +57,7 @@ function ownLocation (dir, final) {
  * at `final`) with bundles.
  */
 export async function bundleTests ({ dir, final, tests }) {
-  const { build } = await import('esbuild')
+  const { build, transform } = await import('esbuild')
   await build({
     entryPoints: tests.map((file) => join(dir, file)),
     outdir: dir,
@@ -66,7 +74,7 @@ export async function bundleTests ({ dir, final, tests }) {
     // build the name is the build's own package (its package.json's `exports`), as Node resolves it.
     tsconfigRaw: {},
     banner: { js: BANNER },
-    plugins: [ownLocation(dir, final)],
+    plugins: [ownLocation(dir, final, transform)],
     logLevel: 'warning'
   })
 }

@@ -12,14 +12,18 @@ for arg do
     *) set -- "$@" "$arg" ;;
   esac
 done
-# The tracker also puts itself into NODE_OPTIONS, for every process the test would start.
-options=
-for option in $NODE_OPTIONS; do
-  case $option in
-    *@tapjs/processinfo*) ;;
-    *) options="$options $option" ;;
-  esac
-done
-NODE_OPTIONS=${options# }
-export NODE_OPTIONS
+# Should the tracker be in NODE_OPTIONS too (tap takes it out when it is among the flags), out it goes.
+case $NODE_OPTIONS in
+  *@tapjs/processinfo*)
+    options=
+    for option in $NODE_OPTIONS; do
+      case $option in
+        *@tapjs/processinfo*) ;;
+        *) options="$options $option" ;;
+      esac
+    done
+    NODE_OPTIONS=${options# }
+    export NODE_OPTIONS
+    ;;
+esac
 exec "$TANDEM_TEST_NODE" "$@"

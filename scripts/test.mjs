@@ -9,7 +9,7 @@
 // `npx tap test/...` still runs the sources themselves through tsx (package.json's `tap`).
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { bundleTests } from './test-bundle.mjs'
@@ -37,6 +37,9 @@ const MADE_FROM = ['scripts/test.mjs', 'scripts/test-bundle.mjs', 'scripts/trans
 // Each test file bundled with what it imports (scripts/test-bundle.mjs), unless TANDEM_TEST_BUNDLE=0:
 // then every module loads from its own file, as in an application (CI runs one suite so).
 const BUNDLED = process.env.TANDEM_TEST_BUNDLE !== '0'
+// The bundles hold the installed packages' code: what npm installed (its record of node_modules, which
+// every install rewrites) is part of what they are made from.
+const INSTALLED = ['node_modules/.package-lock.json', 'package-lock.json']
 
 /** The files, and a name for the build: their paths, the TypeScript's content (the rest are links) and what makes it. */
 function sources () {
@@ -44,6 +47,8 @@ function sources () {
   const hash = createHash('sha256')
   hash.update(BUNDLED ? 'bundled' : 'unbundled')
   for (const file of MADE_FROM) hash.update(file).update(readFileSync(join(root, file)))
+  const installed = INSTALLED.find((file) => existsSync(join(root, file)))
+  if (BUNDLED && installed !== undefined) hash.update(installed).update(readFileSync(join(root, installed)))
   for (const file of files) {
     hash.update(file)
     if (TYPESCRIPT.test(file)) hash.update(readFileSync(join(root, file)))

@@ -119,7 +119,9 @@ async function hostApplication (tarball: string, name: string, packages: string[
     },
     include: ['*.ts']
   }))
-  const typecheck = run(process.execPath, [hostCompile, dir, 'tandem-api']).then(() => '', (error: { stdout?: string }) => error.stdout ?? String(error))
+  // Tandem's declarations, and those of the modules they augment (`declare module`): a conflict
+  // between the two may be reported in either.
+  const typecheck = run(process.execPath, [hostCompile, dir, 'tandem-api', 'fastify', '@fastify/jwt']).then(() => '', (error: { stdout?: string }) => error.stdout ?? String(error))
   return { dir, typecheck }
 }
 
