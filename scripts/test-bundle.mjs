@@ -73,6 +73,9 @@ export async function bundleTests ({ dir, final, tests }) {
     // Not the checkout's tsconfig.json, whose `paths` send `tandem-api` to the TypeScript sources: in the
     // build the name is the build's own package (its package.json's `exports`), as Node resolves it.
     tsconfigRaw: {},
+    // Every module imported runs, as under Node: a package.json's `sideEffects: false` (this project's
+    // says so, for the bundlers of its users) would have esbuild drop an import made for what it does.
+    ignoreAnnotations: true,
     banner: { js: BANNER },
     plugins: [ownLocation(dir, final, transform)],
     logLevel: 'warning'
