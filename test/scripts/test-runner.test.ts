@@ -8,11 +8,12 @@ import { dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
+import { type Test } from '../helpers/database.js'
 import { root } from '../helpers/root.js'
 
 const run = promisify(execFile)
 
-function fixture (t: Tap.Test, files: Record<string, string>): string {
+function fixture (t: Test, files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-runner-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   for (const [file, text] of Object.entries(files)) {
