@@ -40,17 +40,51 @@ export function parseCorsOrigins (value: string): '*' | string[] {
   return trimmed === '*' ? '*' : trimmed.split(',').map((origin) => origin.trim()).filter((origin) => origin !== '')
 }
 
+/** What helmet does to every response under one configuration: the headers it sets, those it removes. */
+export interface HelmetPolicy {
+  headers: Readonly<Record<string, string>>
+  removed: readonly string[]
+}
+
+/**
+ * helmet's middleware run once, on a response that records what it is told. Without a CSP none of
+ * its headers depends on the request, so each answer gets them through the reply's own headers:
+ * calling the middleware per request set each one on the raw response, which also made Node.js take
+ * its slower path for every header Fastify writes after it (PERFORMANCE-DECISIONS.md, 'helmet's
+ * headers computed once'). A middleware that would not finish at once is refused here, not served.
+ */
+export function helmetPolicy (options: Parameters<typeof helmet>[0]): HelmetPolicy {
+  const headers: Record<string, string> = {}
+  const removed: string[] = []
+  const recorder = {
+    setHeader (name: string, value: unknown) { headers[name.toLowerCase()] = String(value) },
+    removeHeader (name: string) {
+      delete headers[name.toLowerCase()]
+      removed.push(name.toLowerCase())
+    }
+  }
+  let finished = false
+  const middleware = helmet(options) as unknown as (req: object, res: typeof recorder, next: (error?: unknown) => void) => void
+  middleware({ headers: {} }, recorder, (error) => {
+    if (error !== undefined && error !== null) throw error
+    finished = true
+  })
+  if (!finished) throw new Error('helmet did not finish at once: its headers would depend on the request')
+  return { headers, removed }
+}
+
 async function security (app: FastifyInstance, options: TandemOptions): Promise<void> {
   const config = useConfig(app, options)
   // A host that registered @fastify/helmet itself keeps its own policy.
   const ownHeaders = !app.hasReplyDecorator('helmet')
   if (ownHeaders) {
     // helmet's headers without its CSP, which would not fit the docs page and GraphiQL (their HTML
-    // carries a policy of its own); a strict one is set on every non-HTML answer below. helmet runs
-    // as its documented Node.js middleware, on the raw response.
-    const helmetMiddleware = helmet({ contentSecurityPolicy: false })
-    app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-      helmetMiddleware(request.raw, reply.raw, (error) => { done(error as Error | undefined) })
+    // carries a policy of its own); a strict one is set on every non-HTML answer below.
+    const policy = helmetPolicy({ contentSecurityPolicy: false })
+    app.addHook('onRequest', (_request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+      reply.headers(policy.headers)
+      for (const name of policy.removed) reply.removeHeader(name)
+      done()
     })
   }
   if (config.corsOrigins !== undefined) {

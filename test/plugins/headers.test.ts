@@ -1,8 +1,11 @@
+import { IncomingMessage, ServerResponse } from 'node:http'
+import { Socket } from 'node:net'
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
+import helmet from 'helmet'
 import t from 'tap'
 import { configFromEnv, ConfigError } from '../../plugins/config.js'
 import { GRAPHIQL_CSP } from '../../graphql/graphiql.js'
-import { API_CSP, MAX_REQUEST_ID_LENGTH, parseCorsOrigins, REQUEST_ID_HEADER } from '../../plugins/security.js'
+import { API_CSP, helmetPolicy, MAX_REQUEST_ID_LENGTH, parseCorsOrigins, REQUEST_ID_HEADER } from '../../plugins/security.js'
 import { serverOptions } from '../../plugins/server-options.js'
 import tandem, { type TandemPluginOptions } from '../../app/tandem.js'
 import { authHeaders, body, build, TEST_SECRET, testDb } from '../helpers/app.js'
@@ -225,4 +228,33 @@ t.test('security: false with corsOrigins is refused at start: nothing would appl
   t.teardown(() => app.close())
   const db = await testDb()
   await t.rejects(async () => { await app.register(tandem, { db, jwtSecret: TEST_SECRET, security: false, corsOrigins: 'https://app.example.com' }) }, /corsOrigins needs security/)
+})
+
+t.test('helmet\'s headers are those its middleware sets on a real response, read once at start', async (t) => {
+  const options = { contentSecurityPolicy: false } as const
+  const res = new ServerResponse(new IncomingMessage(new Socket()))
+  res.setHeader('x-powered-by', 'something')
+  let finished = false
+  helmet(options)(res.req, res, (error?: unknown) => { finished = error === undefined })
+  t.ok(finished, 'the middleware finished at once, without an error')
+  const policy = helmetPolicy(options)
+  t.same(policy.headers, Object.fromEntries(Object.entries(res.getHeaders()).map(([name, value]) => [name, String(value)])), 'the same headers and values as the documented middleware')
+  t.same(policy.removed, ['x-powered-by'])
+  t.same(Object.keys(policy.headers).sort(), [...helmetHeaders].sort())
+})
+
+t.test('helmet\'s headers go out with the reply\'s own: a route may still set its own value, and nothing is set on the raw response first', async (t) => {
+  const app = Fastify(serverOptions({ logLevel: 'silent' }))
+  await app.register(tandem, { db: await testDb(), jwtSecret: TEST_SECRET })
+  // Any header set on the raw response makes Node.js take its slower path for every header written after it.
+  app.get('/raw', async (_request, reply) => ({ raw: reply.raw.getHeaderNames() }))
+  app.get('/deny', async (_request, reply) => reply.header('x-frame-options', 'DENY').send({ host: true }))
+  await app.ready()
+  t.teardown(() => app.close())
+  const raw = await app.inject({ url: '/raw' })
+  t.same(body(raw), { raw: [] })
+  t.same(helmetHeaders.filter((name) => raw.headers[name] === undefined), [], 'helmet\'s headers are on the answer')
+  const deny = await app.inject({ url: '/deny' })
+  t.equal(deny.headers['x-frame-options'], 'DENY', 'the route\'s own value wins')
+  t.equal(deny.headers['referrer-policy'], 'no-referrer')
 })
