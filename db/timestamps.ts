@@ -58,6 +58,23 @@ export function parseTimestamptz (text: string): Date {
   return Number.isNaN(date.getTime()) ? fallback(text) : date
 }
 
+const TWO_DIGITS = Array.from({ length: 60 }, (_, n) => String(n).padStart(2, '0'))
+
+/**
+ * `date.toISOString()`, written from the date's UTC fields: V8's `toISOString` is a call into the
+ * runtime that costs several times more, and GraphQL writes every `DateTime` it answers this way
+ * (fast-json-stringify does the same for REST's). Years outside 1000–9999 and invalid dates are
+ * left to `toISOString` (which throws for the latter). See PERFORMANCE-DECISIONS.md, 'timestamptz
+ * parsed by hand'.
+ */
+export function isoString (date: Date): string {
+  const year = date.getUTCFullYear()
+  if (!(year >= 1000 && year <= 9999)) return date.toISOString()
+  const ms = date.getUTCMilliseconds()
+  return `${year}-${TWO_DIGITS[date.getUTCMonth() + 1] ?? ''}-${TWO_DIGITS[date.getUTCDate()] ?? ''}T${TWO_DIGITS[date.getUTCHours()] ?? ''}:` +
+    `${TWO_DIGITS[date.getUTCMinutes()] ?? ''}:${TWO_DIGITS[date.getUTCSeconds()] ?? ''}.${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`
+}
+
 /**
  * PostgreSQL's text form of a `timestamp` (without time zone, `2026-11-21 02:26:12.123`) as the Date
  * of that wall-clock time in UTC, whatever the process's time zone (pg's own parser reads it in the

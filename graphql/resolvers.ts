@@ -1,5 +1,6 @@
 import { GraphQLError, GraphQLScalarType, Kind } from 'graphql'
 import type { IResolvers } from 'mercurius'
+import { isoString } from '../db/timestamps.js'
 import type { TandemGraphqlContext } from './context.js'
 
 type Context = TandemGraphqlContext
@@ -15,7 +16,7 @@ export const DateTime = new GraphQLScalarType<string, string>({
   serialize (value) {
     const date = value instanceof Date ? value : new Date(value as string)
     if (Number.isNaN(date.getTime())) throw new TypeError('DateTime cannot represent an invalid date')
-    return date.toISOString()
+    return isoString(date)
   },
   parseValue (value) {
     const date = typeof value === 'string' ? new Date(value) : new Date(Number.NaN)

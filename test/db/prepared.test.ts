@@ -6,7 +6,7 @@ import { connect, type Db } from '../../db/connect.js'
 import type { KeysetPage } from '../../db/pagination.js'
 import { checkPg } from '../../db/internals/index.js'
 import { MAX_PREPARED_PER_CONNECTION, PreparingPool } from '../../db/prepared.js'
-import { parseTimestamptz } from '../../db/timestamps.js'
+import { isoString, parseTimestamptz } from '../../db/timestamps.js'
 import { listUsers } from '../helpers/users.js'
 import { wireDatabase } from '../helpers/database.js'
 
@@ -38,6 +38,17 @@ t.test('timestamptz text parses to the same instant as pg\'s own parser', async 
     const actual = parseTimestamptz(text)
     t.equal(typeof actual === 'object' ? actual.getTime() : actual, typeof expected === 'object' ? expected.getTime() : expected, text)
   }
+})
+
+t.test('isoString writes what toISOString writes, for every date', async (t) => {
+  t.doesNotThrow(() => fc.assert(fc.property(
+    fc.date({ noInvalidDate: true }),
+    (date) => isoString(date) === date.toISOString()
+  ), { numRuns: 5000 }), 'random dates, years with a sign and six digits included')
+  for (const text of ['1970-01-01T00:00:00.000Z', '1969-12-31T23:59:59.999Z', '2000-02-29T12:00:00.010Z', '1000-01-01T00:00:00.000Z', '0999-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z', '+010000-01-01T00:00:00.000Z', '-000001-06-15T08:30:00.500Z']) {
+    t.equal(isoString(new Date(text)), text)
+  }
+  t.throws(() => isoString(new Date(Number.NaN)), RangeError, 'an invalid date throws as toISOString does')
 })
 
 /** `open` connects a `pg` pool of one connection to a migrated database of its own (`wireDatabase`). */
