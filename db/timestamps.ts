@@ -64,8 +64,8 @@ const TWO_DIGITS = Array.from({ length: 60 }, (_, n) => String(n).padStart(2, '0
  * `date.toISOString()`, written from the date's UTC fields: V8's `toISOString` is a call into the
  * runtime that costs several times more, and GraphQL writes every `DateTime` it answers this way
  * (fast-json-stringify does the same for REST's). Years outside 1000–9999 and invalid dates are
- * left to `toISOString` (which throws for the latter). See PERFORMANCE-DECISIONS.md, 'timestamptz
- * parsed by hand'.
+ * left to `toISOString` (which throws for the latter). See PERFORMANCE-DECISIONS.md, 'DateTime
+ * written from its UTC fields'.
  */
 export function isoString (date: Date): string {
   const year = date.getUTCFullYear()

@@ -51,7 +51,7 @@ export interface HelmetPolicy {
  * its headers depends on the request, so each answer gets them through the reply's own headers:
  * calling the middleware per request set each one on the raw response, which also made Node.js take
  * its slower path for every header Fastify writes after it (PERFORMANCE-DECISIONS.md, 'helmet's
- * headers computed once'). A middleware that would not finish at once is refused here, not served.
+ * headers read once, sent with the reply's own'). A middleware that would not finish at once is refused here, not served.
  */
 export function helmetPolicy (options: Parameters<typeof helmet>[0]): HelmetPolicy {
   const headers: Record<string, string> = {}

@@ -108,6 +108,32 @@ t.test('CORS_ORIGINS is read from the environment and checked at start', async (
   }
 })
 
+t.test('helmet\'s headers and the CSP are on every error answer too: 400, 401, 404, 413, 415, 429, 500', async (t) => {
+  const app = Fastify(serverOptions({ logLevel: 'silent' }))
+  await app.register(tandem, { db: await testDb(), jwtSecret: TEST_SECRET, rateLimitMax: 2 })
+  app.get('/fails', async () => { throw new Error('boom') })
+  await app.ready()
+  t.teardown(() => app.close())
+  const cases: Array<[number, { method?: 'GET' | 'POST', url: string, payload?: string, headers?: Record<string, string> }]> = [
+    [400, { url: '/api/v1/products?limit=0' }],
+    [401, { url: '/api/v1/users' }],
+    [404, { url: '/api/v1/nope' }],
+    [413, { method: 'POST', url: '/api/v1/users', payload: JSON.stringify({ name: 'x'.repeat(1024 * 1024) }), headers: { 'content-type': 'application/json' } }],
+    [415, { method: 'POST', url: '/api/v1/users', payload: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }],
+    [500, { url: '/fails' }]
+  ]
+  for (const [status, request] of cases) {
+    const res = await app.inject({ ...request, remoteAddress: `10.0.0.${status % 250}` })
+    t.equal(res.statusCode, status, request.url)
+    t.same(helmetHeaders.filter((name) => res.headers[name] === undefined), [], `${status}: helmet's headers`)
+    t.equal(res.headers['content-security-policy'], API_CSP, `${status}: the CSP`)
+  }
+  let limited: LightMyRequestResponse | undefined
+  for (let i = 0; i < 5 && limited?.statusCode !== 429; i++) limited = await app.inject({ url: '/api/v1/products', remoteAddress: '10.9.9.9' })
+  t.equal(limited?.statusCode, 429)
+  t.same(helmetHeaders.filter((name) => limited?.headers[name] === undefined), [], '429: helmet\'s headers')
+})
+
 t.test('x-request-id is echoed on every answer, and made when absent', async (t) => {
   const app = await build(t)
   const given = await app.inject({ url: '/api/v1/products', headers: { 'x-request-id': 'trace-abc.123_XYZ' } })
