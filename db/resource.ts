@@ -144,8 +144,8 @@ function splitFields (resource: Resource, fields: string | undefined): { columns
 export async function loadFields (resource: Resource, db: Db, rows: readonly Row[], names: readonly string[] = resource.loaded): Promise<void> {
   if (rows.length === 0) return
   const declared = (resource.loaders ?? {}) as Readonly<Record<string, LoadedField>>
-  // The rows' keys as the representation has them (numbers for an integer key).
-  const idOf = (row: Row): number => keyOfType(resource.keyType, row[resource.key]) as number
+  // The rows' keys as the representation has them (numbers for an integer key, text for the others).
+  const idOf = (row: Row): Key => keyOfType(resource.keyType, row[resource.key]) as Key
   const ids = rows.map(idOf)
   // One after the other: `db` may be a transaction, whose statements run one at a time anyway.
   for (const name of names) {

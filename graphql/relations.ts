@@ -331,11 +331,15 @@ export function relationPlanner (types: PlannedTypes, listingOf?: ListingOf): Re
       if (children.length > 0 && resource !== undefined && fetch.loaded.length > 0) {
         const declared = (resource.loaders ?? {}) as Readonly<Record<string, LoadedField>>
         const keyField = fetch.type.fieldOf.get(resource.key) ?? resource.key
-        const idOf = (child: Row): number => Number(child[keyField] ?? child[resource.key])
-        const ids = children.map(idOf)
+        // The keys as the representation has them: a bigint or uuid key is text, as `load` takes it.
+        const idOf = (child: Row): Key | undefined => keyOfType(resource.keyType, child[keyField] ?? child[resource.key])
+        const ids = children.map(idOf).filter((id) => id !== undefined)
         for (const [field, column] of fetch.loaded) {
           const values = await (declared[column] as LoadedField).load(db, ids)
-          for (const child of children) child[field] = camelCased(values.get(idOf(child)) ?? null)
+          for (const child of children) {
+            const id = idOf(child)
+            child[field] = camelCased(id === undefined ? null : values.get(id) ?? null)
+          }
         }
       }
       await loadFields(db, fetch.below, children)

@@ -7,7 +7,7 @@ import type { AttemptKind } from '../plugins/rate-limit.js'
 import { pluralName, singularName } from './plural.js'
 import { checkDeclarationShape, NAME } from './resource-declaration.js'
 import { checkBehaviour, type ActionDeclaration, type CreateDeclaration, type ResourceHooks, type WriteCaller } from './resource-hooks.js'
-import { keyTypeOf, type KeyType } from './keys.js'
+import { keyTypeOf, type Key, type KeyType } from './keys.js'
 
 /** Who may do something to a declared resource. `owner` rules look at the declaration's `owner` column. */
 export type AccessRule = 'public' | 'authenticated' | 'admin' | 'owner' | 'ownerOrAdmin'
@@ -189,14 +189,18 @@ export type RelationDeclaration = (
  * `items`, from another table).
  * @example { load: async (db, ids) => itemsByOrder(db, ids) }
  */
-export interface LoadedField {
+export interface LoadedField<K extends Key = Key> {
   /**
    * The field's value for each of `ids` (a whole page's rows, or one), by id: one statement for them
-   * all, never one per row. A row missing from the map gets null. `db` is the write's transaction
-   * when the rows were just written.
+   * all, never one per row. The ids are the keys as the representation has them: numbers for an
+   * integer key, text for a bigint, uuid or text one. A row missing from the map gets null. `db` is
+   * the write's transaction when the rows were just written.
    */
-  load: (db: Db, ids: readonly number[]) => Promise<ReadonlyMap<number, unknown>>
+  load: (db: Db, ids: readonly K[]) => Promise<ReadonlyMap<K, unknown>>
 }
+
+/** A row's key as `load` gets it: the type of the representation's `id` (any key type without one). */
+export type KeyOf<R extends TObject> = Static<R> extends { id: infer I extends Key } ? I : Key
 
 /**
  * Who may read a field beyond the resource's read rule: the row's owner (`owner`), or its owner and
@@ -293,7 +297,7 @@ export interface ResourceDeclaration<R extends TObject = TObject, C extends Acce
    * schema's `title`, else `{Type}{Field}` (`OrderItems`).
    * @example { items: { load: itemsOf } }
    */
-  loaded?: Readonly<Partial<Record<Field<R>, LoadedField>>>
+  loaded?: Readonly<Partial<Record<Field<R>, LoadedField<KeyOf<R>>>>>
   /**
    * Fields of POST/PUT/PATCH bodies (may be empty when `create` says what a create takes). A field whose schema accepts null may be left out of a create
    * or a PUT (it is then null); one whose schema has a `default` may be left out of a create (it
@@ -869,7 +873,8 @@ export function defineResource<R extends TObject, C extends AccessRule | false =
     writable: Object.freeze([...declaration.writable]),
     search: Object.freeze([...declaration.search ?? []]),
     inputs: Object.freeze({ ...declaration.inputs }),
-    loaders: Object.freeze({ ...declaration.loaded }) as Readonly<Record<string, LoadedField>>,
+    // Each `load` is called with keys of the representation's key type (`keyOfType`), the one it was declared with.
+    loaders: Object.freeze({ ...declaration.loaded }) as unknown as Readonly<Record<string, LoadedField>>,
     relations: Object.freeze({ ...declaration.relations }),
     ...declaration.create === undefined ? {} : { create: declaration.create as unknown as CreateDeclaration },
     ...declaration.ownerOnCreate === undefined ? {} : { ownerOnCreate: declaration.ownerOnCreate },
