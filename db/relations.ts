@@ -366,8 +366,9 @@ function nestedSubquery (relation: NestedRelation, depth: number, limits: Iterat
   return sql`(select '[' || coalesce(string_agg(${json}.v, ','), '') || ']' from (select ${object} as v ${rows} ${orderOf(relation.listing, (column) => sql.ref(`${row}.${column}`), sql.ref(`${row}.id`))} limit ${limit}) as ${json})`
 }
 
-// A JSON string, or an integer of 16 digits or more (no fraction nor exponent follows).
-const LONG_INTEGER = /"(?:[^"\\]|\\.)*"|-?\d{16,}(?![\d.eE])/g
+// A JSON string, or an integer of 16 digits or more: not the digits of a fraction or an exponent
+// (nothing of a number comes before it), and no fraction nor exponent follows.
+const LONG_INTEGER = /"(?:[^"\\]|\\.)*"|(?<![\d.eE+-])-?\d{16,}(?![\d.eE])/g
 
 /**
  * JSON text parsed with every integer beyond 2^53 kept as its exact text (a bigint key's,

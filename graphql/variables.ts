@@ -25,7 +25,8 @@ const BUILT_IN_SCALARS: Record<string, { takes: (value: unknown) => boolean, exp
   Float: { takes: (v) => typeof v === 'number' && Number.isFinite(v), expected: 'a finite number' },
   String: { takes: (v) => typeof v === 'string', expected: 'a string' },
   Boolean: { takes: (v) => typeof v === 'boolean', expected: 'true or false' },
-  ID: { takes: (v) => typeof v === 'string' || Number.isInteger(v), expected: 'a string or an integer' }
+  // An integer beyond 2^53 was already rounded by the JSON parser: it would name another row's key.
+  ID: { takes: (v) => typeof v === 'string' || Number.isSafeInteger(v), expected: 'a string, or an integer of at most 2^53 - 1 (send a larger one as a string)' }
 }
 
 /** UTF-8 bytes of `text`: counted here for short texts (keys, most values), where a call into Buffer costs more. */

@@ -715,6 +715,9 @@ export function defineResource<R extends TObject, C extends AccessRule | false =
     check(field !== ownerColumn, declaration, `${field} is the owner: it is set to the caller, never written`)
   }
   check(declaration.ownerOnCreate === undefined || ownerColumn !== undefined, declaration, 'ownerOnCreate needs an `owner` column of the row')
+  // An owner column holds a user's id, which owner rules compare with the caller's: users' ids are integers.
+  check(ownerColumn === undefined || (nonNull(properties[ownerColumn] as TSchema) as { type?: unknown }).type === 'integer', declaration,
+    `the owner ${String(ownerColumn)} names a user, so it is Type.Integer(), as users' ids are${ownerColumn === 'id' ? ' (a row that is its own owner has an integer key)' : ''}`)
   // The row is its owner's own (`owner: 'id'`): a create makes the owner, it cannot name one.
   const selfOwned = ownerColumn === 'id'
   check(!selfOwned || declaration.ownerOnCreate === undefined, declaration, 'ownerOnCreate needs an owner column other than id: a row that is its own owner is not created as anyone')

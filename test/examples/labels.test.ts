@@ -535,6 +535,11 @@ t.test('a mistaken declaration fails at start, naming the mistake', async (t) =>
   t.throws(() => defineResource({ ...base, generated: ['id', 'name'] }), /name is both generated and writable/)
   t.throws(() => defineResource({ ...base, auth: { update: 'owner' } }), /needs an `owner` field/)
   t.throws(() => defineResource({ ...base, owner: 'owner_id', auth: { delete: 'public' } }), /auth\.delete must be one of .* never public/)
+  t.throws(() => defineResource({ ...base, representation: Type.Object({ id: Type.Integer(), name: Type.String(), owner_id: Type.String() }), owner: 'owner_id' }),
+    /the owner owner_id names a user, so it is Type\.Integer\(\)/, 'an owner column that cannot hold a user\'s id')
+  t.throws(() => defineResource({ ...base, representation: Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String() }), owner: 'id', auth: { update: 'owner' } }),
+    /the owner id names a user.*its own owner has an integer key/, 'a row of a uuid key cannot be its own owner')
+  t.doesNotThrow(() => defineResource({ ...base, representation: Type.Object({ id: Type.Integer(), name: Type.String(), owner_id: Type.Union([Type.Integer(), Type.Null()]) }), owner: 'owner_id' }), 'an owner that may be null')
   t.throws(() => defineResource({ ...base, table: 'Things; drop' }), /table must be/)
   const withTotal = Type.Object({ id: Type.Integer(), name: Type.String(), total: Type.Integer() })
   t.throws(() => defineResource({ name: 'sum', table: 'sums', representation: withTotal, generated: ['id'], writable: ['name'], filters: ['total'] }), /a filter cannot be named total/)

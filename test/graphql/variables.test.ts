@@ -142,7 +142,7 @@ t.test('bad variables of a subscription are refused before Mercurius sees them, 
   const text = JSON.stringify(refused)
   t.ok(text.length < 2048, `a small answer, got ${text.length} bytes`)
   t.notOk(text.includes('ws-value') || text.includes('f2999'), 'nothing sent is quoted')
-  t.match(refused.payload, [{ message: /"\$p".*string or an integer/, extensions: { code: 'BAD_USER_INPUT', field: 'p' } }])
+  t.match(refused.payload, [{ message: /"\$p".*a string, or an integer/, extensions: { code: 'BAD_USER_INPUT', field: 'p' } }])
 
   // A second subscribe reusing an open subscription's id reaches Mercurius: it is checked all the same.
   socket.send({ type: 'subscribe', id: 'same', payload: { query, variables: { p: '1' } } })
