@@ -7,7 +7,8 @@ import type { JsonFormat, JsonObject, NestedRelation } from '../db/relations.js'
 import type { AccessUser } from '../plugins/auth.js'
 import { callerNeeded, readableOwner, readerOf } from '../rules/resource.js'
 import type { ServedResource } from '../rules/served-resource.js'
-import type { Resource } from '../schema/resource.js'
+import { keyTypeOf } from '../schema/keys.js'
+import { nonNull, type Resource } from '../schema/resource.js'
 import { graphqlNames } from '../schema/resource-sdl.js'
 import type { TandemGraphqlContext } from './context.js'
 import { listLimit } from './inputs.js'
@@ -87,6 +88,15 @@ function formatOf (type: GraphQLOutputType): JsonFormat | undefined {
 }
 
 /**
+ * Whether `column` of the declared resource is a bigint (`Type.String({ format: 'int64' })`): a `String`
+ * in GraphQL and its decimal text in REST, which PostgreSQL's JSON would write as a number.
+ */
+function isBigint (resource: Resource | undefined, column: string): boolean {
+  const schema = resource?.representation.properties[column]
+  return schema !== undefined && keyTypeOf(nonNull(schema)) === 'bigint'
+}
+
+/**
  * The JSON object that the selection `nodes` of the planned type `type` shows, or undefined when a field
  * of it needs GraphQL's own execution: a field with a resolver (a field read rule, a host's), a loaded
  * field, a scalar serialized in JavaScript, an argument other than a list's `limit`, a single relation
@@ -113,7 +123,7 @@ function objectOf (types: PlannedTypes, type: PlannedType, gqlType: GraphQLObjec
       const format = formatOf(field.type)
       if (column === undefined || format === undefined || type.fieldRules?.fields[column] !== undefined) return undefined
       if (argumentsOf(fieldNodes, [], walk.variables) === undefined) return undefined
-      columns.push([key, column, format])
+      columns.push([key, column, isBigint(type.resource, column) ? 'text' : format])
       continue
     }
     const target = types.get(relation.type)
