@@ -143,15 +143,31 @@ function splitFields (resource: Resource, fields: string | undefined): { columns
 /** Sets the loaded fields `names` on `rows`: one call of each field's `load` for all the rows. */
 export async function loadFields (resource: Resource, db: Db, rows: readonly Row[], names: readonly string[] = resource.loaded): Promise<void> {
   if (rows.length === 0) return
-  const declared = (resource.loaders ?? {}) as Readonly<Record<string, LoadedField>>
   // The rows' keys as the representation has them (numbers for an integer key, text for the others).
   const idOf = (row: Row): Key => keyOfType(resource.keyType, row[resource.key]) as Key
   const ids = rows.map(idOf)
   // One after the other: `db` may be a transaction, whose statements run one at a time anyway.
   for (const name of names) {
-    const values = await (declared[name] as LoadedField).load(db, ids)
+    const values = await loadedValues(resource, db, name, ids)
     for (const row of rows) row[name] = values.get(idOf(row)) ?? null
   }
+}
+
+/**
+ * The loaded field `name`'s values for `ids` (keys as `keyOfType` gives them): one call of its `load`,
+ * whose answer is keyed the same way, so that one keyed by a bigint column as the driver reads it (a
+ * number) still finds its rows.
+ */
+export async function loadedValues (resource: Resource, db: Db, name: string, ids: readonly Key[]): Promise<ReadonlyMap<Key, unknown>> {
+  const declared = (resource.loaders ?? {}) as Readonly<Record<string, LoadedField>>
+  const answer = await (declared[name] as LoadedField).load(db, ids)
+  if (resource.keyType !== 'bigint') return answer
+  const byKey = new Map<Key, unknown>()
+  for (const [key, value] of answer) {
+    const shown = keyOfType(resource.keyType, key)
+    if (shown !== undefined) byKey.set(shown, value)
+  }
+  return byKey
 }
 
 const named = (value: unknown): boolean => value !== null && value !== undefined

@@ -7,7 +7,8 @@ import { keyOfType, linkedRows, relationsAsJson, type Listing, type NestedRelati
 import type { Key } from '../schema/keys.js'
 import type { AccessUser } from '../plugins/auth.js'
 import { readableOwner } from '../rules/resource.js'
-import type { LoadedField, Resource } from '../schema/resource.js'
+import type { Resource } from '../schema/resource.js'
+import { loadedValues } from '../db/resource.js'
 import { camelCase } from '../schema/resource-sdl.js'
 import { listLimit } from './inputs.js'
 import type { PlannedRelation, PlannedType, PlannedTypes } from './planned-types.js'
@@ -329,13 +330,12 @@ export function relationPlanner (types: PlannedTypes, listingOf?: ListingOf): Re
       const children = childrenOf(rows, fetch.field)
       const resource = fetch.type.resource
       if (children.length > 0 && resource !== undefined && fetch.loaded.length > 0) {
-        const declared = (resource.loaders ?? {}) as Readonly<Record<string, LoadedField>>
         const keyField = fetch.type.fieldOf.get(resource.key) ?? resource.key
         // The keys as the representation has them: a bigint or uuid key is text, as `load` takes it.
         const idOf = (child: Row): Key | undefined => keyOfType(resource.keyType, child[keyField] ?? child[resource.key])
         const ids = children.map(idOf).filter((id) => id !== undefined)
         for (const [field, column] of fetch.loaded) {
-          const values = await (declared[column] as LoadedField).load(db, ids)
+          const values = await loadedValues(resource, db, column, ids)
           for (const child of children) {
             const id = idOf(child)
             child[field] = camelCased(id === undefined ? null : values.get(id) ?? null)
