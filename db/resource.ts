@@ -74,6 +74,11 @@ export interface ResourceData {
    */
   createRows: (db: Db, rows: readonly Values[]) => Promise<Row[]>
   /**
+   * Rows a host's code answered (a batch's `create.runMany`, its `afterCreate`s) as the statements
+   * answer theirs: a bigint as its text. The same array.
+   */
+  shownRows: <T extends Row>(rows: T[]) => T[]
+  /**
    * Locks the row, runs `check` on it, then writes; undefined when there is no such row. Each of
    * `readable` the write changes is checked in the update's statement, as a create checks them.
    */
@@ -261,6 +266,7 @@ export function resourceData (resource: Resource, linked: readonly Relation[] = 
     owns: data.owns,
     create: async (db, values, around, readable) => shown(await data.create(db, values, around, readable)),
     createRows: async (db, rows) => all(await data.createRows(db, rows)),
+    shownRows: all,
     update: async (db, id, values, check, around, readable) => shown(await data.update(db, id, values, shownCheck(check), shownWork(around), readable)),
     remove: async (db, id, check, around) => shown(await data.remove(db, id, shownCheck(check), shownWork(around))),
     lockWhere: async (db, filters, limit) => (await data.lockWhere(db, filters, limit)).map((key) => shownKey(resource.keyType, key) as Key),
@@ -301,6 +307,7 @@ function statementsOf (resource: Resource, linked: readonly Relation[]): Resourc
 
   return {
     list,
+    shownRows: (rows) => rows,
     async page (db, params, context) {
       checkRanges(resource.filters, context.filters)
       checkNullFilters(resource.filters, context.filters)

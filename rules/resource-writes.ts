@@ -257,7 +257,7 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
     for (const [index, row] of rows.entries()) {
       answered.push(await asItem(index, async () => await afterCreate({ ...context, trx, values: written[index] as Values, input: (items[index] as { input: Values }).input, row }) ?? row))
     }
-    return answered
+    return data.shownRows(answered)
   }
   /** `write`, whose parent (`under`) is found by the key's foreign key in the insert itself: no statement added, no race. */
   const parentFound = async <T>(write: () => Promise<T>): Promise<T> => {
@@ -294,7 +294,7 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
         if (runMany !== undefined) {
           const rows = await runMany({ trx, caller, app: env.app, afterCommit, inputs: bodies }) as Row[]
           if (rows.length !== bodies.length) throw new Error(`${resource.name}: create.runMany answered ${rows.length} rows for ${bodies.length} items`)
-          return rows
+          return data.shownRows(rows)
         }
         if (inOneStatement && ownCreate === undefined && readable(caller).length === 0) return insertedTogether(trx, caller, items, env, afterCommit)
         const rows: Row[] = []
