@@ -50,7 +50,10 @@ export function listArguments (resource: Resource): ListArguments {
         continue
       }
       const type = idFilters.get(name)
-      translated[name] = type === undefined ? value : parseKey(type, value, camelCase(name))
+      // A nested list's arguments are read from the document untyped (graphql/relations.ts): an ID given
+      // as an Int literal (`code: 42`) is then a number, which GraphQL's ID takes as its decimal text.
+      const id = typeof value === 'number' ? String(value) : value
+      translated[name] = type === undefined ? value : parseKey(type, id, camelCase(name))
     }
     return translated
   }

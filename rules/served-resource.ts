@@ -10,7 +10,7 @@ import { reading } from '../db/replicas.js'
 import type { AccessUser } from '../plugins/auth.js'
 import { badRequest, forbidden, notFound, unauthenticated, unprocessable } from '../schema/errors.js'
 import { servedRelations, type RelationTarget } from '../schema/relation-targets.js'
-import type { AccessRule, Resource } from '../schema/resource.js'
+import { nonNull, type AccessRule, type Resource } from '../schema/resource.js'
 import type { Db } from '../db/connect.js'
 import type { JsonObject, Listing } from '../db/relations.js'
 import { mayMatchField, narrowFilters, shownRow, shownRows, withOwnerColumn } from './field-rules.js'
@@ -18,7 +18,7 @@ import { announce, callerNeeded, forbidsOthersRows, mayRead, readableOwner, read
 import { ownerRuleOf, resolveOwners } from '../schema/owners.js'
 import { ownedInRow } from '../db/owners.js'
 import { checkInput } from './checked-input.js'
-import { parseKey, type Key, type KeyType } from '../schema/keys.js'
+import { keyTypeOf, parseKey, type Key, type KeyType } from '../schema/keys.js'
 import { itemError, resourceWrites, type WriteDb } from './resource-writes.js'
 import { linkWrites, type LinkEventPayload, type LinkOptions, type LinkResult, type LinkWanted } from './links.js'
 
@@ -250,6 +250,11 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
   const rules = resource.fieldRules
   const search = resource.search ?? []
   const filterNames = [...resource.filters.map(({ name }) => name), ...search.length > 0 ? ['q'] : []]
+  // A uuid's case is no part of it: one filter in either case (REST's as sent, GraphQL's as parsed) is
+  // one list, whose cursors the other style continues.
+  const uuidFilters = new Set(resource.filters
+    .filter(({ field }) => keyTypeOf(nonNull(resource.representation.properties[field] as TSchema)) === 'uuid')
+    .map(({ name }) => name))
   // An action's input is closed like every body of the API unless the host opened it; none at all without `input`.
   const actionInputs = new Map(Object.entries(resource.actions ?? {}).map(([action, { input }]) =>
     [action, (input === undefined ? { type: 'object', maxProperties: 0 } : { ...input, additionalProperties: input.additionalProperties ?? false }) as TSchema]))
@@ -291,7 +296,10 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
   /** The filters of a list `caller` asks: the declared ones given, narrowed by the read rule and the field rules. */
   const filtersOf = (caller: Caller, query: ListRequest, restriction?: Restriction): Record<string, unknown> => {
     const filters: Record<string, unknown> = {}
-    for (const filter of filterNames) if (query[filter] !== undefined) filters[filter] = query[filter]
+    for (const filter of filterNames) {
+      const value = query[filter]
+      if (value !== undefined) filters[filter] = uuidFilters.has(filter) && typeof value === 'string' ? value.toLowerCase() : value
+    }
     const owner = readableOwner(resource, caller)
     if (owner !== undefined) filters[OWNER_FILTER] = owner
     if (restriction !== undefined) {

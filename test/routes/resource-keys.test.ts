@@ -28,7 +28,7 @@ const tasks = defineResource({
   owner: 'owner_id',
   writable: ['project_id', 'title', 'rank'],
   sort: ['rank'],
-  filters: ['project_id', 'rank'],
+  filters: ['project_id', 'rank', 'id'],
   relations: {
     project: { belongsTo: 'project', key: 'project_id', under: 'also', inverse: 'tasks' },
     tags: { manyToMany: 'tag', through: 'task_tags', key: 'task_id', otherKey: 'tag_id', inverse: 'tasks' }
@@ -358,4 +358,29 @@ t.test('a key that cannot be served is refused at start, naming the resource and
   const mismatched = defineResource({ ...tasks.declaration, representation: Type.Object({ ...tasks.representation.properties, project_id: Type.Integer() }) } as Parameters<typeof defineResource>[0])
   t.throws(() => resourceSdl([projects, mismatched, tags]), /relation project: its key project_id is integer, and the key it names is uuid/, 'a relation\'s key of another type than the key it names')
   t.equal(defineResource({ name: 'widget', table: 'widgets', representation: Type.Object({ id: Type.String({ format: 'uuid' }) }), generated: ['id'], writable: [], auth: { create: false, update: false } }).keyType, 'uuid', 'the normalised key type')
+})
+
+t.test('a uuid filter in upper or lower case is one list: its cursors continue it in either case and in either style', async (t) => {
+  const { asAnn, app, ann } = await setUp(t)
+  const project = body<{ id: string }>(await asAnn('POST', '/projects', { name: 'Garden', rank: 1 }))
+  const made: string[] = []
+  for (const title of ['Dig', 'Hoe', 'Rake']) made.push(body<{ id: string }>(await asAnn('POST', '/tasks', { project_id: project.id, title, rank: 1 })).id)
+  const upper = project.id.toUpperCase()
+  const first: Page<{ id: string }> = body(await asAnn('GET', `/tasks?project_id=${upper}&limit=1`))
+  const cursor = String(first.pagination.nextCursor)
+  const lower = await asAnn('GET', `/tasks?project_id=${project.id}&limit=1&cursor=${cursor}`)
+  t.strictSame([lower.statusCode, body<Partial<Page<{ id: string }>>>(lower).data?.map(({ id }) => id)], [200, [made[1]]], 'REST: a cursor of the upper-case filter continues the lower-case one')
+  const asked = await graphql(app, 'query ($p: ID!, $after: String!) { tasksConnection(projectId: $p, first: 1, after: $after) { edges { node { id } } } }', { headers: ann.headers, variables: { p: upper, after: cursor } })
+  t.strictSame([asked.errors, asked.data?.tasksConnection?.edges.map(({ node }: { node: { id: string } }) => node.id)], [undefined, [made[1]]], 'GraphQL continues it too')
+})
+
+t.test('a nested list\'s ID filter given as an Int literal is its decimal text, as GraphQL takes an ID', async (t) => {
+  const { app, ann } = await setUp(t)
+  const ask = async (query: string) => graphql(app, query, { headers: ann.headers })
+  const project = (await ask('mutation { createProject(input: {name: "Garden", rank: 1}) { id } }')).data?.createProject as { id: string }
+  await sql`insert into tasks (id, owner_id, project_id, title, rank) values ('42', ${ann.id}, ${project.id}, 'Answer', 1), ('43', ${ann.id}, ${project.id}, 'Other', 1)`.execute(app.db)
+  const root = await ask('{ tasks(id: 42) { title } }')
+  t.strictSame([root.errors, root.data], [undefined, { tasks: [{ title: 'Answer' }] }], 'a root list, coerced by GraphQL')
+  const nested = await ask(`{ project(id: "${project.id}") { tasks(id: 42) { title } } }`)
+  t.strictSame([nested.errors, nested.data], [undefined, { project: { tasks: [{ title: 'Answer' }] } }], 'a nested list gets the same row')
 })
