@@ -65,16 +65,16 @@ t.test('a bigint ID beyond 2^53 as a JSON number is refused, never read as the r
     payload: `{"query":${JSON.stringify(query)},"variables":{"id":${BEYOND}}}`
   })
   const answer = JSON.parse(asNumber.body) as { data?: unknown, errors?: Array<{ message: string, extensions?: { code?: string } }> }
-  t.same(answer.data, undefined, 'nothing is answered')
-  t.same(answer.errors?.map((e) => e.extensions?.code), ['BAD_USER_INPUT'], 'refused as bad input')
+  t.strictSame(answer.data, undefined, 'nothing is answered')
+  t.strictSame(answer.errors?.map((e) => e.extensions?.code), ['BAD_USER_INPUT'], 'refused as bad input')
   t.notMatch(asNumber.body, /Next door/, 'the row next to it is not answered')
   t.notMatch(asNumber.body, /900719925474099/, 'nor the value echoed')
 
   const asText = await graphql<{ shelf: { id: string, name: string } }>(app, query, { headers: ann.headers, variables: { id: BEYOND } })
-  t.same(asText.data?.shelf, { id: BEYOND, name: 'Asked for' }, 'as a string it names its row')
+  t.strictSame(asText.data?.shelf, { id: BEYOND, name: 'Asked for' }, 'as a string it names its row')
   const small = body<{ id: number }>(await asAnn('POST', '/boxes', { shelf_id: BEYOND, weight: 1 }))
   const byNumber = await graphql<{ box: { id: string } }>(app, 'query ($id: ID!) { box(id: $id) { id } }', { headers: ann.headers, variables: { id: small.id } })
-  t.same([byNumber.errors, byNumber.data?.box.id], [undefined, String(small.id)], 'an integer of at most 2^53 - 1 is still taken as a number')
+  t.strictSame([byNumber.errors, byNumber.data?.box.id], [undefined, String(small.id)], 'an integer of at most 2^53 - 1 is still taken as a number')
 })
 
 t.test('a float of 17 significant digits in a nested relation comes back exact, not as a 500', async (t) => {
@@ -86,11 +86,11 @@ t.test('a float of 17 significant digits in a nested relation comes back exact, 
   t.equal((await asAnn('POST', '/boxes', { shelf_id: shelf.id, weight: WEIGHT })).statusCode, 201)
 
   const below = await graphql<{ shelf: { boxes: Array<{ weight: number }> } }>(app, `{ shelf(id: "${shelf.id}") { id boxes { weight } } }`, { headers: ann.headers })
-  t.same([below.statusCode, errorCodes(below)], [200, []])
-  t.same(below.data?.shelf.boxes, [{ weight: WEIGHT }], 'the children\'s float, exact')
+  t.strictSame([below.statusCode, errorCodes(below)], [200, []])
+  t.strictSame(below.data?.shelf.boxes, [{ weight: WEIGHT }], 'the children\'s float, exact')
   const above = await graphql<{ boxes: Array<{ weight: number, shelf: { id: string } }> }>(app, '{ boxes { weight shelf { id } } }', { headers: ann.headers })
-  t.same([above.statusCode, errorCodes(above)], [200, []])
-  t.same(above.data?.boxes.filter(({ weight }) => weight === WEIGHT), [{ weight: WEIGHT, shelf: { id: shelf.id } }], 'beside a bigint key past 2^53 in the same rows')
+  t.strictSame([above.statusCode, errorCodes(above)], [200, []])
+  t.strictSame(above.data?.boxes.filter(({ weight }) => weight === WEIGHT), [{ weight: WEIGHT, shelf: { id: shelf.id } }], 'beside a bigint key past 2^53 in the same rows')
 })
 
 t.test('a bigint field that is no key is its text in GraphQL, as in REST, whether or not the database writes the answer', async (t) => {

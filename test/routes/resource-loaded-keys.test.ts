@@ -94,7 +94,7 @@ t.test('loaded fields of uuid- and bigint-keyed resources, in REST and GraphQL, 
   const asAnn = apiClient(app, ann.headers)
 
   const shelf = body<{ id: string, labels: string[] }>(await asAnn('POST', '/shelves', { name: 'Top' }))
-  t.same([shelf.id, shelf.labels], [BEYOND, []], 'a created row answers its loaded field, by a key beyond 2^53')
+  t.strictSame([shelf.id, shelf.labels], [BEYOND, []], 'a created row answers its loaded field, by a key beyond 2^53')
   const plants = body<{ id: string }>(await asAnn('POST', '/notebooks', { shelf_id: BEYOND, title: 'Plants' }))
   const recipes = body<{ id: string }>(await asAnn('POST', '/notebooks', { shelf_id: BEYOND, title: 'Recipes' }))
   await sql`insert into words (owner_kind, owner_key, word) values
@@ -106,26 +106,26 @@ t.test('loaded fields of uuid- and bigint-keyed resources, in REST and GraphQL, 
   const expected = { [plants.id]: ['fern', 'moss'], [recipes.id]: ['soup'] }
 
   const list = body<{ data: Array<{ id: string, words: string[] }> }>(await asAnn('GET', '/notebooks'))
-  t.same(wordsById(list.data), expected, 'REST list: each row its own words')
-  t.same(body<{ words: string[] }>(await asAnn('GET', `/notebooks/${plants.id}`)).words, ['fern', 'moss'], 'REST single read')
-  t.same(body<{ labels: string[] }>(await asAnn('GET', `/shelves/${BEYOND}`)).labels, ['oak'], 'REST, a bigint key beyond 2^53: its own row\'s, not its neighbour\'s')
+  t.strictSame(wordsById(list.data), expected, 'REST list: each row its own words')
+  t.strictSame(body<{ words: string[] }>(await asAnn('GET', `/notebooks/${plants.id}`)).words, ['fern', 'moss'], 'REST single read')
+  t.strictSame(body<{ labels: string[] }>(await asAnn('GET', `/shelves/${BEYOND}`)).labels, ['oak'], 'REST, a bigint key beyond 2^53: its own row\'s, not its neighbour\'s')
   const nested = body<{ data: Array<{ id: string, words: string[] }> }>(await asAnn('GET', `/shelves/${BEYOND}/notebooks`))
-  t.same(wordsById(nested.data), expected, 'REST nested list')
+  t.strictSame(wordsById(nested.data), expected, 'REST nested list')
   const included = body<{ data: Array<{ shelf: { id: string, labels: string[] } }> }>(await asAnn('GET', '/notebooks?include=shelf'))
-  t.same(included.data.map(({ shelf }) => shelf.labels), [['oak'], ['oak']], 'REST include= of the bigint-keyed parent')
+  t.strictSame(included.data.map(({ shelf }) => shelf.labels), [['oak'], ['oak']], 'REST include= of the bigint-keyed parent')
   const includedBelow = body<{ notebooks: Array<{ id: string, words: string[] }> }>(await asAnn('GET', `/shelves/${BEYOND}?include=notebooks`))
-  t.same(wordsById(includedBelow.notebooks), expected, 'REST include= of the uuid-keyed children')
+  t.strictSame(wordsById(includedBelow.notebooks), expected, 'REST include= of the uuid-keyed children')
 
   const graph = await graphql<{ notebooks: Array<{ id: string, words: string[], shelf: { id: string, labels: string[] } }> }>(app,
     '{ notebooks { id words shelf { id labels } } }', { headers: ann.headers })
-  t.same(graph.errors, undefined)
-  t.same(wordsById(graph.data?.notebooks ?? []), expected, 'GraphQL list: each row its own words')
-  t.same(graph.data?.notebooks.map(({ shelf }) => shelf), [{ id: BEYOND, labels: ['oak'] }, { id: BEYOND, labels: ['oak'] }], 'GraphQL: the bigint-keyed parent\'s loaded field')
+  t.strictSame(graph.errors, undefined)
+  t.strictSame(wordsById(graph.data?.notebooks ?? []), expected, 'GraphQL list: each row its own words')
+  t.strictSame(graph.data?.notebooks.map(({ shelf }) => shelf), [{ id: BEYOND, labels: ['oak'] }, { id: BEYOND, labels: ['oak'] }], 'GraphQL: the bigint-keyed parent\'s loaded field')
   const below = await graphql<{ shelf: { labels: string[], notebooks: Array<{ id: string, words: string[] }> } }>(app,
     `{ shelf(id: "${BEYOND}") { labels notebooks { id words } } }`, { headers: ann.headers })
-  t.same(below.errors, undefined)
-  t.same(below.data?.shelf.labels, ['oak'], 'GraphQL single read, by a key beyond 2^53')
-  t.same(wordsById(below.data?.shelf.notebooks ?? []), expected, 'GraphQL nested list')
+  t.strictSame(below.errors, undefined)
+  t.strictSame(below.data?.shelf.labels, ['oak'], 'GraphQL single read, by a key beyond 2^53')
+  t.strictSame(wordsById(below.data?.shelf.notebooks ?? []), expected, 'GraphQL nested list')
 
   const crate = body<{ id: string, stamp: string }>(await asAnn('POST', '/crates', { shelf_id: BEYOND }))
   t.strictSame(crate.stamp, `crate ${crate.id}`, 'a load keyed by numbers for a bigint key: still its row\'s value')
@@ -134,5 +134,5 @@ t.test('loaded fields of uuid- and bigint-keyed resources, in REST and GraphQL, 
   t.strictSame(crateGraph.data?.shelf.crates, [{ stamp: `crate ${crate.id}` }], 'and nested in GraphQL')
 
   t.ok(asked.length > 0, 'load was called')
-  t.same(asked.flatMap(({ ids }) => ids).filter((id) => typeof id !== 'string'), [], 'load got every key as text, as the representation has it')
+  t.strictSame(asked.flatMap(({ ids }) => ids).filter((id) => typeof id !== 'string'), [], 'load got every key as text, as the representation has it')
 })
