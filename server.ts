@@ -25,6 +25,14 @@ try {
 
 // Traces: the SDK is started before the database's modules load, since it instruments the `pg`
 // driver as Node loads it. Without an endpoint none of it is loaded.
+// Its packages are optional: a server started without them says which to install, in one line.
+if (config.otelExporterOtlpEndpoint !== undefined) {
+  try {
+    (await import('./plugins/optional-packages.js')).requirePackages('traceExport', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'unset OTEL_EXPORTER_OTLP_ENDPOINT')
+  } catch (error) {
+    refuse(error)
+  }
+}
 const tracerProvider = config.otelExporterOtlpEndpoint === undefined ? undefined : (await import('./plugins/tracing-sdk.js')).startTracing()
 
 // The application is loaded only once the configuration is known to be good, so that a bad one is

@@ -11,7 +11,21 @@ export const OPTIONAL_PACKAGES = {
   /** GraphiQL at `/graphiql`: its page loads these packages' browser builds, served by the API. */
   graphiql: { graphiql: '^3.9.0', react: '^18.3.1', 'react-dom': '^18.3.1' },
   /** `logFormat: 'pretty'`: log lines for people. */
-  prettyLog: { 'pino-pretty': '^13.2.0' }
+  prettyLog: { 'pino-pretty': '^13.2.0' },
+  /** The `tracing` plugin (`tracing: true`, or `otelExporterOtlpEndpoint`): the request spans. */
+  tracing: { '@fastify/otel': '^0.21.2' },
+  /**
+   * The server's own traces (`OTEL_EXPORTER_OTLP_ENDPOINT` for `dist/server.js`): the SDK that sends them
+   * and instruments `pg`, with the plugin that makes the request spans. A host that registers `tracing`
+   * brings its own SDK instead.
+   */
+  traceExport: {
+    '@fastify/otel': '^0.21.2',
+    '@opentelemetry/exporter-trace-otlp-http': '^0.223.1',
+    '@opentelemetry/instrumentation-pg': '^0.76.0',
+    '@opentelemetry/resources': '^2.12.1',
+    '@opentelemetry/sdk-trace-node': '^2.12.0'
+  }
 } as const satisfies Record<string, Record<string, string>>
 
 export type OptionalFeature = keyof typeof OPTIONAL_PACKAGES

@@ -2,6 +2,7 @@ import type { FastifyOtelInstrumentationOpts } from '@fastify/otel'
 import type { Tracer, TracerProvider } from '@opentelemetry/api'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { requirePackages } from './optional-packages.js'
 
 export interface TracingOptions {
   /**
@@ -40,6 +41,7 @@ const nameByRoute: NonNullable<FastifyOtelInstrumentationOpts['requestHook']> = 
 async function tracing (app: FastifyInstance, options: TracingOptions): Promise<void> {
   // Registered already, by the application itself before `tandem`.
   if (app.hasDecorator('tandemTracer')) return
+  requirePackages('tracing', 'tracing (OpenTelemetry spans)', 'leave tracing off: no `tracing` plugin, no `otelExporterOtlpEndpoint`')
   // Loaded only when tracing is on.
   const [{ trace }, { FastifyOtelInstrumentation }, { redactingTracerProvider }] =
     await Promise.all([import('@opentelemetry/api'), import('@fastify/otel'), import('./tracing-redaction.js')])

@@ -389,6 +389,12 @@ if ('failed' in packed || bare === undefined || full === undefined) {
     const pretty = /^(logFormat|LOG_FORMAT) pretty needs pino-pretty, which is not installed: npm install pino-pretty@\^13\.2\.0, or set \1 to json$/
     t.match(await failureOf(() => tandem.serverOptions({ logLevel: 'info', logFormat: 'pretty' })), { name: 'ConfigError', message: pretty }, 'a pretty log asked for')
     t.match((await failureOf(() => tandem.serverOptions(tandem.configFromEnv({ LOG_FORMAT: 'pretty' }))))?.message, /^LOG_FORMAT pretty/, 'named as the operator calls it')
+    const traced = Fastify({ logger: false })
+    t.teardown(() => traced.close())
+    t.match(await failureOf(() => traced.register(tandem.tracing).ready()), {
+      name: 'ConfigError',
+      message: /^tracing \(OpenTelemetry spans\) needs @fastify\/otel, which is not installed: npm install @fastify\/otel@\^0\.21\.2, or leave tracing off/
+    }, 'the tracing plugin registered')
     const unasked = tandem.serverOptions({ logLevel: 'info' }, { stdoutIsTerminal: true }).logger as { transport?: unknown }
     t.equal(unasked.transport, undefined, 'unasked, at a terminal in development: JSON lines, as pino writes them itself')
   })
@@ -397,7 +403,8 @@ if ('failed' in packed || bare === undefined || full === undefined) {
     const serverJs = join(bare.dir, 'node_modules/tandem-api/dist/server.js')
     const cases: Array<[string, Record<string, string>, RegExp]> = [
       ['the embedded database', { DATA_DIR: 'memory://' }, /^tandem: cannot start: the embedded database \(used when DATABASE_URL is not set\) needs @electric-sql\/pglite and kysely-pglite-dialect, .*, or set DATABASE_URL to a PostgreSQL server's URL$/],
-      ['a pretty log', { LOG_FORMAT: 'pretty', DATA_DIR: 'memory://' }, /^tandem: LOG_FORMAT pretty needs pino-pretty, which is not installed: npm install pino-pretty@\^13\.2\.0, or set LOG_FORMAT to json$/]
+      ['a pretty log', { LOG_FORMAT: 'pretty', DATA_DIR: 'memory://' }, /^tandem: LOG_FORMAT pretty needs pino-pretty, which is not installed: npm install pino-pretty@\^13\.2\.0, or set LOG_FORMAT to json$/],
+      ['its own traces', { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', DATA_DIR: 'memory://' }, /^tandem: OTEL_EXPORTER_OTLP_ENDPOINT needs @fastify\/otel, @opentelemetry\/exporter-trace-otlp-http, @opentelemetry\/instrumentation-pg, @opentelemetry\/resources and @opentelemetry\/sdk-trace-node, which are not installed: npm install @fastify\/otel@\^0\.21\.2 .*@opentelemetry\/sdk-trace-node@\^2\.12\.0, or unset OTEL_EXPORTER_OTLP_ENDPOINT$/]
     ]
     for (const [label, extra, line] of cases) {
       const { code, stderr } = await node(bare.dir, [serverJs], { ...extra, JWT_SECRET: secret, PORT: '0' })
