@@ -423,9 +423,12 @@ function statementsOf (resource: Resource, linked: readonly Relation[]): Resourc
   }
 }
 
-/** Whether `table` has the row `id`: the parent of a nested list, asked when its page is empty. */
-export async function rowExists (db: Db, table: string, id: Key): Promise<boolean> {
-  return (await untyped(db).selectFrom(table).select('id').where('id', '=', id).executeTakeFirst()) !== undefined
+/** Whether `table` has the row `id` (of `owner.id`, when given): the parent of a nested list. */
+export async function rowExists (db: Db, table: string, id: Key, owner?: { owners: OwnerRule, id: number }): Promise<boolean> {
+  let query = untyped(db).selectFrom(table).select('id').where('id', '=', id)
+  // Owned by that user (the caller an owner read rule narrows to): a row of anyone else's is none.
+  if (owner !== undefined) query = query.where(ownedBy(owner.owners, ownedInRow(owner.owners) ? undefined : table, owner.id))
+  return (await query.executeTakeFirst()) !== undefined
 }
 
 /** What a relation reads for `include=`: its target's columns, owner rule and loaded fields. */

@@ -361,11 +361,15 @@ export function serveResource (app: FastifyInstance, resource: Resource, resourc
       const sorted = String(query.sort ?? 'id').replace(/^-/, '')
       const read = withOwnerColumn(rules, options.cursors === true && query.fields !== undefined ? `${query.fields},${sorted}` : query.fields, key)
       const context = { secret: app.tandemConfig.jwtSecret, filters }
+      const target = restriction?.target
+      // A row they belong to that its read rule hides from the caller is no row to them: nor are its rows.
+      const targetOwner = target?.resource === undefined ? undefined : readableOwner(target.resource, caller)
       const page = await reading(app.db, caller?.sub ?? options.readsAs, async (db) => {
+        if (target?.resource !== undefined && targetOwner !== undefined && restriction !== undefined &&
+          !await rowExists(db, target.table, restriction.id, { owners: ownerRuleOf(target.resource), id: targetOwner })) throw notFound(target.name)
         const page = await data.page(db, { ...query, fields: read.fields }, context)
-        // Only an empty page needs to ask whether the row they belong to exists at all.
-        const target = restriction?.target
-        if (page.data.length === 0 && target !== undefined && restriction !== undefined && !await rowExists(db, target.table, restriction.id)) throw notFound(target.name)
+        // Else only an empty page needs to ask whether the row they belong to exists at all.
+        if (page.data.length === 0 && target !== undefined && targetOwner === undefined && restriction !== undefined && !await rowExists(db, target.table, restriction.id)) throw notFound(target.name)
         return page
       })
       const cursors = options.cursors === true ? cursorsOf(data.list, query, context, page.data) : undefined

@@ -60,6 +60,18 @@ const pages = defineResource({
   auth: { read: 'authenticated', create: 'authenticated', update: 'owner', delete: 'owner' }
 })
 
+// Sheets anyone signed in reads, listed under their folder (`GET /folders/{id}/sheets`).
+const sheets = defineResource({
+  name: 'sheet',
+  table: 'sheets',
+  representation: Type.Object({ id: Type.Integer(), owner_id: Type.Integer(), folder_id: Type.Integer(), text: Type.String({ minLength: 1 }) }),
+  generated: ['id'],
+  owner: 'owner_id',
+  writable: ['folder_id', 'text'],
+  relations: { folder: { belongsTo: 'folder', key: 'folder_id', under: 'also' } },
+  auth: { read: 'authenticated', create: 'authenticated', update: 'owner', delete: 'owner' }
+})
+
 const migrations = {
   '0001_pages': {
     async up (db: Kysely<any>) {
@@ -72,6 +84,8 @@ const migrations = {
         vault_id integer references vaults (id) on delete cascade,
         post_id integer references posts (id) on delete cascade,
         text text not null)`.execute(db)
+      await sql`create table sheets (id serial primary key, owner_id integer not null references users (id) on delete cascade, folder_id integer not null references folders (id) on delete cascade, text text not null)`.execute(db)
+      await sql`create index sheets_folder_id on sheets (folder_id, id)`.execute(db)
     }
   }
 }
@@ -79,7 +93,7 @@ const migrations = {
 type Row = { id: number }
 
 async function setUp (t: Parameters<typeof build>[0]) {
-  const app = await build(t, { resources: [folders, vaults, pages], migrations })
+  const app = await build(t, { resources: [folders, vaults, pages, sheets], migrations })
   const ann = await signedIn(app, { name: 'Ann' })
   const bob = await signedIn(app, { name: 'Bob' })
   const admin = await adminToken(app)
@@ -225,4 +239,20 @@ t.test('a change of the target\'s owner while a page is filed there: the write w
   const filed = await (await giving).filing
   t.same([filed.statusCode, body(filed).field], [422, 'folder_id'], 'the owner committed first is the one checked')
   t.equal(await pageCount(app), 0)
+})
+
+t.test('regression: the rows listed under a row its read rule hides are a 404, as under no such row, whether or not there are any', async (t) => {
+  const { asAnn, asBob, annsFolder, bobsFolder, missing } = await setUp(t)
+  const sheet = await asAnn('POST', '/sheets', { folder_id: annsFolder.id, text: 'Ann\'s sheet' })
+  t.equal(sheet.statusCode, 201)
+  const mine = await asAnn('GET', `/folders/${annsFolder.id}/sheets`)
+  t.strictSame([mine.statusCode, body<{ data: Array<{ text: string }> }>(mine).data.map(({ text }) => text)], [200, ['Ann\'s sheet']], 'its owner lists them')
+  const none = await asBob('GET', `/folders/${missing.folder}/sheets`)
+  t.equal(none.statusCode, 404, 'no such folder')
+  const others = await asBob('GET', `/folders/${annsFolder.id}/sheets`)
+  t.strictSame([others.statusCode, body(others)], [404, body(none)], 'another\'s folder with a sheet: the same 404, no sheet')
+  const empty = body<Row>(await asAnn('POST', '/folders', { name: 'empty' }))
+  const othersEmpty = await asBob('GET', `/folders/${empty.id}/sheets`)
+  t.strictSame([othersEmpty.statusCode, body(othersEmpty)], [404, body(none)], 'another\'s empty folder: the same 404')
+  t.equal((await asBob('GET', `/folders/${bobsFolder.id}/sheets`)).statusCode, 200, 'one\'s own empty folder lists nothing')
 })

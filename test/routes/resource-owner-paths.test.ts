@@ -94,6 +94,15 @@ t.test('start: each owner path is checked, the error naming the option', async (
   t.throws(() => defineResource({ ...base, owner: ['user_id', 'other_id'] }), /owner names 2 columns of the row \(user_id, other_id\)/)
   t.throws(() => defineResource({ ...base, owner: 'project', relations: { project: { hasMany: 'project', key: 'thing_id' } } }), /owner: project goes through project, which is not a belongsTo or a manyToMany relation/)
   t.throws(() => defineResource({ ...base, owner: [] as unknown as 'user_id' }), /owner/)
+  // Regression: a user a link names owns the row, so a links rule that admits others let anyone link themselves and then change or delete it.
+  const watched = { ...base, owner: 'watchers', relations: { watchers: { manyToMany: 'user', through: 'thing_watchers', key: 'thing_id', otherKey: 'user_id' } } }
+  for (const links of ['authenticated', undefined] as const) {
+    const declared = { ...watched, auth: { ...base.auth, update: 'authenticated' as const }, relations: { watchers: { ...watched.relations.watchers, ...links === undefined ? {} : { links } } } }
+    t.throws(() => defineResource(declared as Parameters<typeof defineResource>[0]), /relation watchers: it names owners of the row, so its links rule is 'owner', 'ownerOrAdmin', 'admin' or false/, `links ${links ?? 'from update: authenticated'} refused`)
+  }
+  for (const links of ['owner', 'ownerOrAdmin', 'admin', false] as const) {
+    t.doesNotThrow(() => defineResource({ ...watched, relations: { watchers: { ...watched.relations.watchers, links } } } as Parameters<typeof defineResource>[0]), `links ${String(links)} taken`)
+  }
   // What only the targets tell, at start.
   const missing = defineResource({ ...base, owner: 'project.boss_id', relations: { project: { belongsTo: 'project', key: 'project_id' } } })
   await t.rejects(build(t, { resources: [projects, missing] }), /defineResource\("thing"\): owner: project.boss_id: project has no field boss_id/)
