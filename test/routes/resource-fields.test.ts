@@ -155,6 +155,17 @@ t.test('a field rule the declaration gets wrong stops it', async (t) => {
   t.throws(refused({ title: { read: 'owner' } }, { sort: ['title'] }), /cannot be sorted by it/)
   t.throws(refused({ owner_id: { read: 'owner' } }, { owner: 'id' }), /cannot be the key of a relation/)
   t.throws(refused({ secret: { read: 'owner' } }, { events: { created: { require: ['secret'] } } }), /a subscription cannot require it/)
+  // Regression: another resource's relation keyed on it listed the rows by the hidden value, telling it to anyone.
+  const shelves = defineResource({
+    name: 'shelf',
+    table: 'shelves',
+    representation: Type.Object({ id: Type.String() }),
+    generated: ['id'],
+    writable: [],
+    relations: { cards: { hasMany: 'card', key: 'secret' } },
+    auth: { read: 'authenticated', create: false, update: false, delete: false }
+  })
+  await t.rejects(build(t, { resources: [cards, shelves] }), /defineResource\("shelf"\): relation cards: card's secret has a read rule, so rows cannot be found by it/)
 })
 
 /** Publishes made-up events until `subscription` hears one (subscribing is asynchronous on the server). */
