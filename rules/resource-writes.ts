@@ -13,7 +13,7 @@ import { inBatch, underSavepoint } from '../db/transaction.js'
 import { servedRelations } from '../schema/relation-targets.js'
 import type { Resource } from '../schema/resource.js'
 import type { ResourceHooks } from '../schema/resource-hooks.js'
-import { changeRefused, createdValues, forbidsOthersRows, ownsInRow, readableKeys, readableOwner, splitInputs } from './resource.js'
+import { changeRefused, createdValues, forbidsOthersRows, ownsInRow, readableKeys, readableOwner, readRefused, splitInputs } from './resource.js'
 
 type Values = Record<string, unknown>
 
@@ -171,9 +171,14 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
   }
   const mayChange = async (action: string, caller: AccessUser | undefined, row: Values, trx: Db): Promise<void> => {
     const refused = changeRefused(resource, action, caller)
-    if (refused === undefined) return
+    // A rule of the change broader than the read rule still changes only rows the caller may read:
+    // another's row is hidden from them, and its answer would show it.
+    const narrowed = readableOwner(resource, caller) !== undefined
+    if (refused === undefined && !narrowed) return
     if (caller !== undefined && (ownsInRow(resource, caller.sub, row) ?? await data.owns(trx, row[resource.key] as Key, caller.sub))) return
-    refuse(refused, caller)
+    if (refused !== undefined) refuse(refused, caller)
+    if (forbidsOthersRows(resource)) throw readRefused(resource)
+    throw new HiddenRow()
   }
   // An owner that is the key is known from the id asked: owner rules refuse before the row is looked
   // for, so a caller who may not change it learns nothing of whether it exists (403, or, where the

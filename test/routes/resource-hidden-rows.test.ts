@@ -22,7 +22,9 @@ const folders = defineResource({
       auth: 'owner',
       input: Type.Object({ name: Type.String({ minLength: 1 }) }),
       run: async ({ trx, row, input }) => (await sql<typeof row>`update folders set name = ${input.name as string} where id = ${row.id} returning *`.execute(trx)).rows[0] as typeof row
-    }
+    },
+    // A rule broader than the read rule: anyone signed in may call it, on the rows they may read.
+    touch: { auth: 'authenticated', run: async ({ row }) => row }
   }
 })
 
@@ -255,4 +257,17 @@ t.test('regression: the rows listed under a row its read rule hides are a 404, a
   const othersEmpty = await asBob('GET', `/folders/${empty.id}/sheets`)
   t.strictSame([othersEmpty.statusCode, body(othersEmpty)], [404, body(none)], 'another\'s empty folder: the same 404')
   t.equal((await asBob('GET', `/folders/${bobsFolder.id}/sheets`)).statusCode, 200, 'one\'s own empty folder lists nothing')
+})
+
+t.test('regression: a change whose rule is broader than the read rule reaches only the rows the caller may read', async (t) => {
+  const { app, bob, asAnn, asBob, annsFolder, bobsFolder, missing } = await setUp(t)
+  const own = await asBob('POST', `/folders/${bobsFolder.id}/touch`)
+  t.strictSame([own.statusCode, body<Row>(own).id], [200, bobsFolder.id], 'one\'s own row')
+  const none = await asBob('POST', `/folders/${missing.folder}/touch`)
+  t.equal(none.statusCode, 404, 'no such row')
+  const others = await asBob('POST', `/folders/${annsFolder.id}/touch`)
+  t.strictSame([others.statusCode, body(others)], [404, body(none)], 'another\'s row: the same 404, never the row')
+  const asked = await graphql(app, `mutation { touchFolder(id: ${annsFolder.id}) { name } }`, { headers: bob.headers })
+  t.notMatch(JSON.stringify(asked), /Ann's/, 'GraphQL: nor there')
+  t.equal((await asAnn('POST', `/folders/${annsFolder.id}/touch`)).statusCode, 200, 'its owner may')
 })
