@@ -85,7 +85,7 @@ export function parseSort (spec: ListSpec, params: ListParams): Sort {
   const field = descending ? raw.slice(1) : raw
   const options = spec.sortable[field]
   if (options === undefined) {
-    throw badRequest(`cannot sort by "${field}"; sortable: ${Object.keys(spec.sortable).join(', ')}`, 'sort')
+    throw badRequest(`sort names a field lists cannot be sorted by; sortable: ${Object.keys(spec.sortable).join(', ')}`, 'sort')
   }
   if (descending && params.order === 'asc') throw badRequest('order=asc contradicts sort=-' + field, 'order')
   return { field, direction: descending ? 'desc' : params.order ?? 'asc', nullable: options.nullable === true }
@@ -97,7 +97,7 @@ export function parseFields (spec: ListSpec, fields: string | undefined): string
   const wanted = new Set(fields.split(',').map((f) => f.trim()).filter((f) => f !== ''))
   for (const field of wanted) {
     if (!spec.columns.includes(field)) {
-      throw badRequest(`unknown field "${field}"; fields: ${spec.columns.join(', ')}`, 'fields')
+      throw badRequest(`fields names a field the rows do not have; fields: ${spec.columns.join(', ')}`, 'fields')
     }
   }
   return spec.columns.filter((c) => c === 'id' || wanted.has(c))

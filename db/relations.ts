@@ -18,7 +18,7 @@ export function parseInclude<T extends string> (allowed: readonly T[], include: 
   if (include === undefined) return wanted
   for (const name of include.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
     if (!(allowed as readonly string[]).includes(name)) {
-      throw badRequest(`cannot include "${name}"; includable: ${allowed.join(', ') || 'nothing'}`, 'include')
+      throw badRequest(`include names no relation that can be included; includable: ${allowed.join(', ') || 'nothing'}`, 'include')
     }
     wanted.add(name as T)
   }

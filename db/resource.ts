@@ -140,7 +140,7 @@ function splitFields (resource: Resource, fields: string | undefined): { columns
   if (resource.loaded.length === 0) return { columns: fields, loaded: [] }
   const wanted = fields.split(',').map((field) => field.trim()).filter((field) => field !== '')
   const known = Object.keys(resource.schemas.item.properties)
-  for (const field of wanted) if (!known.includes(field)) throw badRequest(`unknown field "${field}"; fields: ${known.join(', ')}`, 'fields')
+  for (const field of wanted) if (!known.includes(field)) throw badRequest(`fields names a field the rows do not have; fields: ${known.join(', ')}`, 'fields')
   const columns = wanted.filter((field) => !resource.loaded.includes(field))
   return { columns: columns.length === 0 ? 'id' : columns.join(','), loaded: resource.loaded.filter((field) => wanted.includes(field)) }
 }

@@ -99,7 +99,13 @@ t.test('relations: include=owner,posts and the label\'s posts as a list', async 
   t.same(Object.keys(narrowed).sort(), ['id', 'name', 'owner'], 'the key an included relation needs is read, not shown')
   const list = body<{ data: Array<Record<string, any>> }>(await asAnn('GET', '/labels?include=posts&sort=name'))
   t.same(list.data.map((l) => [l.name, l.posts.length]), [['reading', 3], ['unused', 0]])
-  t.match(body(await asAnn('GET', '/labels?include=colours')), { error: /cannot include "colours"/, field: 'include' })
+  t.match(body(await asAnn('GET', '/labels?include=colours')), { error: /^include names no relation that can be included; includable: /, field: 'include' })
+  // Regression: the 400s of an unknown include, field or sort quoted the value sent.
+  for (const param of ['include', 'fields', 'sort']) {
+    const refused = await asAnn('GET', `/labels?${param}=zqxj${param}`)
+    t.strictSame([refused.statusCode, body(refused).field], [400, param], `an unknown ${param}`)
+    t.notMatch(refused.body, /zqxj/, `${param}: the value sent is not echoed`)
+  }
 
   const first = await asAnn('GET', `/labels/${label.id}/posts?limit=2`)
   t.equal(first.statusCode, 200)
@@ -672,7 +678,7 @@ t.test('inverse: include=labels wherever posts are listed or read', async (t) =>
   const ofBob = body<{ data: Array<Titled & { labels: Named[] }> }>(await asAnn('GET', `/users/${bob.id}/posts?include=labels&limit=2`))
   t.same(ofBob.data.map((post) => names(post)), [['alpha', 'bravo', 'charlie'], ['bravo']])
   t.notOk('labels' in body(await asAnn('GET', `/posts/${three?.id}`)), 'only when asked')
-  t.match(body(await asAnn('GET', '/posts?include=tags')), { error: 'cannot include "tags"; includable: author, comments, labels, notes', field: 'include' })
+  t.match(body(await asAnn('GET', '/posts?include=tags')), { error: 'include names no relation that can be included; includable: author, comments, labels, notes', field: 'include' })
 
   const doc = body<{ paths: Record<string, any> }>(await app.inject({ method: 'GET', url: '/openapi.json' }))
   t.ok(doc.paths['/api/v1/posts/{id}/labels']?.get, 'the nested list is in the OpenAPI document')

@@ -133,7 +133,7 @@ t.test('loaded: a field from another table, one statement per page, in fields= b
   t.equal(statements.filter((s) => /basket_lines/.test(s)).length, 0, 'not asked, not loaded')
   t.same(body(await asAnn('GET', '/baskets/3?fields=lines')), { id: 3, lines: [{ sku: 'a', quantity: 3 }, { sku: 'b', quantity: 1 }] })
   const unknown = await asAnn('GET', '/baskets?fields=price')
-  t.same([unknown.statusCode, body(unknown)], [400, { error: 'unknown field "price"; fields: id, owner_id, note, lines', field: 'fields' }])
+  t.same([unknown.statusCode, body(unknown)], [400, { error: 'fields names a field the rows do not have; fields: id, owner_id, note, lines', field: 'fields' }])
   t.equal(body(await asAnn('GET', '/baskets?sort=lines')).field, 'sort')
 
   // Writes answer the whole row: a PATCH with the ETag a read gave, and an action that did not return the lines.
