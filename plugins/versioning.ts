@@ -25,7 +25,7 @@ function resolveVersion (request: FastifyRequest): { version: string, vendor: bo
   const asked = [fromPath, fromAccept, fromQuery].filter((v): v is string => v !== undefined)
   for (const version of asked) {
     if (!SUPPORTED_VERSIONS.includes(version)) {
-      throw badRequest(`unsupported API version "${version.slice(0, 20)}"; supported: ${SUPPORTED_VERSIONS.join(', ')}`, 'version')
+      throw badRequest(`the API version asked for is not one this server has; supported: ${SUPPORTED_VERSIONS.join(', ')}`, 'version')
     }
   }
   if (new Set(asked).size > 1) throw badRequest('the request asks for two different versions', 'version')

@@ -13,7 +13,7 @@ import { inBatch, underSavepoint } from '../db/transaction.js'
 import { servedRelations } from '../schema/relation-targets.js'
 import type { Resource } from '../schema/resource.js'
 import type { ResourceHooks } from '../schema/resource-hooks.js'
-import { changeRefused, createdValues, forbidsOthersRows, ownsInRow, readableKeys, readableOwner, readRefused, splitInputs } from './resource.js'
+import { changeRefused, changeRule, createdValues, forbidsOthersRows, ownsInRow, readableKeys, readableOwner, readRefused, splitInputs } from './resource.js'
 
 type Values = Record<string, unknown>
 
@@ -173,7 +173,10 @@ export function resourceWrites (resource: Resource, data: ResourceData, resource
     const refused = changeRefused(resource, action, caller)
     // A rule of the change broader than the read rule still changes only rows the caller may read:
     // another's row is hidden from them, and its answer would show it.
-    const narrowed = readableOwner(resource, caller) !== undefined
+    // An administrator whom the rule admits as one (`admin`, `ownerOrAdmin`) changes any row, as it says.
+    const rule = changeRule(resource, action)
+    const asAdmin = caller?.role === 'admin' && (rule === 'admin' || rule === 'ownerOrAdmin')
+    const narrowed = !asAdmin && readableOwner(resource, caller) !== undefined
     if (refused === undefined && !narrowed) return
     if (caller !== undefined && (ownsInRow(resource, caller.sub, row) ?? await data.owns(trx, row[resource.key] as Key, caller.sub))) return
     if (refused !== undefined) refuse(refused, caller)

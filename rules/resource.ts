@@ -117,8 +117,12 @@ export function readableKeys (resource: Resource, relations: readonly Relation[]
  * of one of the declaration's actions), or undefined when its rule does not ask who owns the row
  * (an administrator under `ownerOrAdmin`, a rule that is not an owner rule).
  */
+/** The rule of a change: `update`, `delete`, or an action's. */
+export const changeRule = (resource: Resource, action: string): AccessRule | false | undefined =>
+  action === 'update' || action === 'delete' ? resource.auth[action] : resource.actions?.[action]?.auth
+
 export function changeRefused (resource: Resource, action: string, caller: AccessUser | undefined): Error | undefined {
-  const rule = action === 'update' || action === 'delete' ? resource.auth[action] : resource.actions?.[action]?.auth
+  const rule = changeRule(resource, action)
   if (rule !== 'owner' && rule !== 'ownerOrAdmin') return undefined
   if (rule === 'ownerOrAdmin' && caller?.role === 'admin') return undefined
   return forbidden(rule === 'owner' ? `only its owner may ${action} this ${resource.name}` : `only its owner or an administrator may ${action} this ${resource.name}`)

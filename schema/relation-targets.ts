@@ -112,7 +112,7 @@ export function resolveRelations (resource: Resource, resources: readonly Resour
       throw new Error(`${where}: ${targetName} has no field ${JSON.stringify(declared.key)} to find them by`)
     }
     // Rows found by a field their read rule hides would tell its value to whoever may not read it.
-    if ((kind === 'hasMany' || kind === 'hasOne') && target.resource?.fieldRules?.fields[declared.key] !== undefined) {
+    if ((kind === 'hasMany' || kind === 'hasOne') && target.fieldRules?.fields[declared.key] !== undefined) {
       throw new Error(`${where}: ${targetName}'s ${declared.key} has a read rule, so rows cannot be found by it`)
     }
     const relation: Relation = { name, kind, target, key: declared.key, list: kind === 'hasMany' || kind === 'manyToMany', ...keyTypeOf(kind === 'belongsTo' ? target.resource : resource) }

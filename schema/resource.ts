@@ -780,7 +780,7 @@ export function defineResource<R extends TObject, C extends AccessRule | false =
     const rule = declared.links ?? auth.update
     check(rule === false || !rule.startsWith('owner') || owners.length > 0, declaration, `relation ${relation}: links: the rule ${String(rule)} needs an \`owner\` field`)
     // A user it links to the row owns the row: whoever may link could make themselves an owner.
-    check(!owners.includes(relation) || rule === false || rule === 'admin' || rule.startsWith('owner'), declaration,
+    check(!owners.some((path) => path.split('.')[0] === relation) || rule === false || rule === 'admin' || rule.startsWith('owner'), declaration,
       `relation ${relation}: it names owners of the row, so its links rule is 'owner', 'ownerOrAdmin', 'admin' or false (${String(rule)} would let a caller link themselves and own the row)`)
     check(declared.key !== declared.otherKey, declaration, `relation ${relation}: key and otherKey are two columns of ${declared.through}`)
     if ((declared.events ?? []).length === 0) continue

@@ -100,6 +100,8 @@ t.test('start: each owner path is checked, the error naming the option', async (
     const declared = { ...watched, auth: { ...base.auth, update: 'authenticated' as const }, relations: { watchers: { ...watched.relations.watchers, ...links === undefined ? {} : { links } } } }
     t.throws(() => defineResource(declared as Parameters<typeof defineResource>[0]), /relation watchers: it names owners of the row, so its links rule is 'owner', 'ownerOrAdmin', 'admin' or false/, `links ${links ?? 'from update: authenticated'} refused`)
   }
+  const throughProjects = { ...base, owner: 'projects.owner_id', relations: { projects: { manyToMany: 'project', through: 'thing_projects', key: 'thing_id', otherKey: 'project_id', links: 'authenticated' } } }
+  t.throws(() => defineResource(throughProjects as Parameters<typeof defineResource>[0]), /relation projects: it names owners of the row/, 'an owner through a linked row\'s column too')
   for (const links of ['owner', 'ownerOrAdmin', 'admin', false] as const) {
     t.doesNotThrow(() => defineResource({ ...watched, relations: { watchers: { ...watched.relations.watchers, links } } } as Parameters<typeof defineResource>[0]), `links ${String(links)} taken`)
   }
