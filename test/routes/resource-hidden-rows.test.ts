@@ -259,6 +259,8 @@ t.test('regression: the rows listed under a row its read rule hides are a 404, a
   const othersEmpty = await asBob('GET', `/folders/${empty.id}/sheets`)
   t.strictSame([othersEmpty.statusCode, body(othersEmpty)], [404, body(none)], 'another\'s empty folder: the same 404')
   t.equal((await asBob('GET', `/folders/${bobsFolder.id}/sheets`)).statusCode, 200, 'one\'s own empty folder lists nothing')
+  // A create names the folder by its key, checked as every writable key is: another's is a key naming nothing.
+  t.equal((await asBob('POST', '/sheets', { folder_id: annsFolder.id, text: 'into Ann\'s' })).statusCode, 422, 'a create into another\'s folder')
 })
 
 t.test('regression: a change whose rule is broader than the read rule reaches only the rows the caller may read', async (t) => {
